@@ -1,0 +1,85 @@
+// swift-tools-version:6.0
+// ipcemu: a Tuya-style "IPC with screen" video doorbell / control panel emulator.
+// Layers (DESIGN.md): Wire -> CallEngine (sans-IO) -> Device/Fleet glue -> Control -> CLI.
+// Libraries depend downwards only; the engine knows nothing of MQTT, GStreamer or files.
+import PackageDescription
+
+let package = Package(
+    name: "ipcemu",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "ipcemu", targets: ["ipcemu"]),
+        .library(name: "IPCWire", targets: ["IPCWire"]),
+        .library(name: "CallEngine", targets: ["CallEngine"]),
+        .library(name: "DeviceProfile", targets: ["DeviceProfile"]),
+        .library(name: "MQTTTransport", targets: ["MQTTTransport"]),
+        .library(name: "Camera", targets: ["Camera"]),
+        .library(name: "Emulator", targets: ["Emulator"]),
+        .library(name: "AppSimulator", targets: ["AppSimulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+    ],
+    targets: [
+        // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
+        .target(
+            name: "IPCWire",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // MARK: Call engine: the sans-IO state machine of PROTOCOL.md section 3, both roles.
+        .target(name: "CallEngine", dependencies: ["IPCWire"]),
+        // MARK: Device profiles: YAML schema and validation.
+        .target(
+            name: "DeviceProfile",
+            dependencies: ["IPCWire", .product(name: "Yams", package: "Yams")]
+        ),
+        // MARK: MQTT over libmosquitto, and the private broker process.
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(name: "MQTTTransport", dependencies: ["CMosquitto"]),
+        // MARK: Camera: V4L2 (through a C shim), stamped test pattern, H.264 clip loop.
+        .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
+        .target(name: "Camera", dependencies: ["CV4L2"]),
+        // MARK: Glue: one actor per device; and the app side that mirrors the SDK.
+        .target(
+            name: "Emulator",
+            dependencies: ["IPCWire", "CallEngine", "DeviceProfile", "MQTTTransport", "Camera"]
+        ),
+        .target(
+            name: "AppSimulator",
+            dependencies: ["IPCWire", "CallEngine", "MQTTTransport"]
+        ),
+        // MARK: The command line.
+        .executableTarget(
+            name: "ipcemu",
+            dependencies: [
+                "IPCWire", "CallEngine", "DeviceProfile", "MQTTTransport", "Camera",
+                "Emulator", "AppSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // MARK: Tests
+        .target(
+            name: "TestSupport",
+            dependencies: ["MQTTTransport"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
+        .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
+        .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile"]),
+        .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera", "CV4L2", "TestSupport"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+// The call engine (PROTOCOL.md 3): see CallEngine.swift.

@@ -1,0 +1,1 @@
+import CV4L2

@@ -1,0 +1,14 @@
+import ArgumentParser
+
+/// The `ipcemu` command: one executable, one subcommand per job (DESIGN.md layers).
+@main
+struct IPCEmu: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "ipcemu",
+        abstract: "Emulates a Tuya-style video doorbell (IPC with screen) or control panel over MQTT and WebRTC.",
+        version: version,
+        subcommands: []
+    )
+}

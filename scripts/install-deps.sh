@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ipcemu needs to build, run and test. Idempotent: packages already
+# present are skipped, so running it again costs a few seconds.
+set -euo pipefail
+
+PACKAGES=(
+  # MQTT: the broker the tests and `ipcemu run` start, and the client library
+  mosquitto libmosquitto-dev
+  # WebRTC and media: webrtcbin, x264, decoders, ICE
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-nice gstreamer1.0-tools
+  # Camera: libv4l2
+  libv4l-dev
+  # The vivid integration test: a kernel booted under qemu with a busybox initramfs
+  qemu-system-x86 busybox-static cpio
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} Debian packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing (idempotent), builds warning-checked, runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+swift build --build-tests 2>&1 | tee /tmp/ipcemu-build.log | grep -E "warning:|error:" | grep -v "/.build/checkouts/" || true
+if grep -E "^/.*(warning|error):" /tmp/ipcemu-build.log | grep -qv "/.build/checkouts/"; then
+  echo "test.sh: the build has warnings or errors of our own (see above)" >&2
+  exit 1
+fi
+swift test --skip-build "$@"
