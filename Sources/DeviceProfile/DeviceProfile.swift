@@ -483,7 +483,7 @@ extension DeviceProfile {
     /// One line for logs and `ipcemu profile check`.
     public var summary: String {
         var parts = [
-            "devId \(identity.devId)",
+            "devId \(identity.devId)\(isTemplate ? " (fleet template)" : "")",
             "category \(identity.category)",
             "rtcCapability \(rtcCapability)",
         ]

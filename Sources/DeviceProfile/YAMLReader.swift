@@ -291,28 +291,30 @@ func suggestion(for word: String, among choices: [String]) -> String? {
     let aliases = ["behavior": "behaviour", "devid": "devId", "localkey": "localKey"]
     if let alias = aliases[word.lowercased()], choices.contains(alias) { return alias }
     if let same = choices.first(where: { $0.lowercased() == word.lowercased() }) { return same }
-    let limit = max(1, min(3, word.count / 3))
+    let limit = min(3, max(2, word.count / 3))
     let scored = choices.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
-    guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= limit else { return nil }
+    guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= limit, best.1 < word.count else { return nil }
     return best.0
 }
 
-/// Levenshtein distance (short words only; fine for key names).
+/// Edit distance counting a swap of neighbours as one edit (optimal string alignment); short words only.
 func editDistance(_ a: String, _ b: String) -> Int {
     let a = Array(a), b = Array(b)
     if a.isEmpty { return b.count }
     if b.isEmpty { return a.count }
-    var previous = Array(0...b.count)
-    var current = [Int](repeating: 0, count: b.count + 1)
+    var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in 0...a.count { d[i][0] = i }
+    for j in 0...b.count { d[0][j] = j }
     for i in 1...a.count {
-        current[0] = i
         for j in 1...b.count {
             let cost = a[i - 1] == b[j - 1] ? 0 : 1
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+            }
         }
-        swap(&previous, &current)
     }
-    return previous[b.count]
+    return d[a.count][b.count]
 }
 
 extension Node {
