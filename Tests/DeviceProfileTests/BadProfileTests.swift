@@ -368,7 +368,8 @@ struct BadProfileTests {
             _ = try DeviceProfile.load(path: path)
             Issue.record("loaded a binary file")
         } catch {
-            #expect(error.kind == .unreadable || error.kind == .notYAML, "\(error)")
+            #expect(error.kind == .unreadable, "\(error)")
+            #expect(error.message == "expected UTF-8 text, the file holds other bytes")
         }
     }
 }
