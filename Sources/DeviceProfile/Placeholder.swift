@@ -1,1 +1,0 @@
-// Device profiles: see Profile.swift.

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// Runs the built `ipcemu` (`.build/debug/ipcemu`, or `$IPCEMU_BIN`) and captures its output.
+struct CLIRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    static var binary: String {
+        if let fromEnv = ProcessInfo.processInfo.environment["IPCEMU_BIN"], !fromEnv.isEmpty { return fromEnv }
+        return packageRoot.appendingPathComponent(".build/debug/ipcemu").path
+    }
+
+    static func ipcemu(_ arguments: [String]) throws -> CLIRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes to the end before waiting, so a full pipe cannot stall the child.
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLIRun(status: process.terminationStatus,
+                      stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+@Suite("ipcemu profile check")
+struct ProfileCheckCLITests {
+    let doorbell = packageRoot.appendingPathComponent("device-profiles/doorbell.yaml").path
+
+    func requireBinary() -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: CLIRun.binary) else {
+            Issue.record("no ipcemu binary at \(CLIRun.binary): run `swift build --product ipcemu` first")
+            return false
+        }
+        return true
+    }
+
+    func writeBadProfile() throws -> String {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ipcemu-bad-\(UUID().uuidString).yaml").path
+        let text = identityLines + """
+
+            capabilities:
+              video:
+                main: {width: 1280, height: 720, fps: thirty}
+
+            """
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("a good file: ok line with the devId and category, exit 0")
+    func good() throws {
+        guard requireBinary() else { return }
+        let run = try CLIRun.ipcemu(["profile", "check", doorbell])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("\(doorbell): ok (devId ipcemu-doorbell-0001, category sp_dpsxj, rtcCapability 7"))
+        #expect(run.stderr.isEmpty)
+    }
+
+    @Test("a bad file among good ones: its error with file, line and field; exit 1")
+    func bad() throws {
+        guard requireBinary() else { return }
+        let badPath = try writeBadProfile()
+        defer { try? FileManager.default.removeItem(atPath: badPath) }
+        let run = try CLIRun.ipcemu(["profile", "check", doorbell, badPath])
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("\(doorbell): ok ("))
+        #expect(!run.stdout.contains(badPath))
+        #expect(run.stderr == "\(badPath):8: capabilities.video.main.fps: expected a positive integer, got 'thirty'\n")
+    }
+
+    @Test("a missing file is reported, not a crash; no file at all is a usage error")
+    func missingAndNone() throws {
+        guard requireBinary() else { return }
+        let run = try CLIRun.ipcemu(["profile", "check", "/nonexistent/ipcemu/profile.yaml"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("/nonexistent/ipcemu/profile.yaml: no such file"))
+        let none = try CLIRun.ipcemu(["profile", "check"])
+        #expect(none.status != 0)
+        #expect(none.stderr.contains("give at least one profile file"))
+    }
+}
