@@ -114,3 +114,17 @@ private extension CallType {
         e.number % 3 == 0 ? nil : CallType(rawValue: e.number % 3)
     }
 }
+
+@Suite("hostile JSON")
+struct HostileJSONTests {
+    @Test func deepNestingWithinTheLimitIsRefusedNotACrash() {
+        let depth = 30_000
+        let json = #"{"protocol":308,"t":1,"data":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
+        #expect(throws: WireError.self) { try InboundMessage.decode(payload: bytes(json)) }
+    }
+
+    @Test func numbersAreNotBooleansAndBooleansAreNotNumbers() throws {
+        #expect(try JSONValue.parse(bytes("[1,0,true]")) == .array([.int(1), .int(0), .bool(true)]))
+        #expect(try JSONValue.parse(bytes("[1.5,\"1\"]")) == .array([.double(1.5), .string("1")]))
+    }
+}
