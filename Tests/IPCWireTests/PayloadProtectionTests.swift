@@ -211,8 +211,17 @@ struct PayloadProtectionTests {
         let notAnEnvelope = try sealer.seal(bytes(#"{"protocol":999,"t":1,"data":{}}"#))  // seq 102
         #expect(throws: WireError.unknownProtocol(999)) { try opener.openEnvelope(notAnEnvelope) }
         #expect(opener.replayGuard.lastAccepted(from: 2) == 100)
+        // Nor does one whose envelope decodes but whose body does not.
+        let badBody = try sealer.seal(bytes(#"{"protocol":309,"t":1,"data":{"type":"ability_query"}}"#))  // seq 103
+        #expect(throws: WireError.missingField("data.curId")) { try opener.openMessage(badBody) }
+        #expect(opener.replayGuard.lastAccepted(from: 2) == 100)
         #expect(try opener.open(genuine).seq == 101)
         #expect(try opener.open(notAnEnvelope).seq == 102)
+        let good = try sealer.seal(AbilityQuery(curId: "u", reqId: "r").envelope(t: 1))  // seq 104
+        let opened = try opener.openMessage(good)
+        #expect(opened.message == .abilityQuery(AbilityQuery(curId: "u", reqId: "r")))
+        #expect(opened.header == SealHeader(seq: 104, from: 2))
+        #expect(opener.replayGuard.lastAccepted(from: 2) == 104)
     }
 
     @Test func securityModeParsesProfileStrings() throws {

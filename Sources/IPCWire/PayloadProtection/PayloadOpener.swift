@@ -57,4 +57,14 @@ public struct PayloadOpener: Sendable {
         self = trial
         return (envelope, opened.header)
     }
+
+    /// Opens one MQTT payload and decodes it down to its typed message: what a device or app does
+    /// with every payload on its in topic. The replay state advances only when all of it succeeds.
+    public mutating func openMessage(_ payload: some Collection<UInt8>) throws(WireError) -> (message: InboundMessage, envelope: Envelope, header: SealHeader?) {
+        var trial = self
+        let (envelope, header) = try trial.openEnvelope(payload)
+        let message = try InboundMessage.decode(envelope)
+        self = trial
+        return (message, envelope, header)
+    }
 }
