@@ -23,6 +23,13 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     case decryptionFailed(String)
     case replayed(from: UInt32, seq: UInt32, lastAccepted: UInt32)
     case invalidKey(String)
+    /// pv2.2: the checksum matched (the bytes are as sent) but the plaintext has bad padding or is
+    /// not JSON: the sender used another localKey. (pv2.3 reports a wrong key as `authenticationFailed`.)
+    case wrongKey(String)
+    /// The sending side could not encrypt (should not happen with a valid key).
+    case sealingFailed(String)
+    /// A sender used seq 4294967295; it must restart with a new start seq.
+    case sequenceExhausted(from: UInt32)
 
     public var description: String {
         switch self {
@@ -40,6 +47,9 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
         case .decryptionFailed(let why): "payload does not decrypt: \(why)"
         case .replayed(let from, let seq, let last): "replayed message: seq \(seq) from \(from) is not greater than \(last)"
         case .invalidKey(let why): "invalid key: \(why)"
+        case .wrongKey(let why): "payload was sealed with another localKey: \(why)"
+        case .sealingFailed(let why): "payload could not be sealed: \(why)"
+        case .sequenceExhausted(let from): "sender \(from) has used every sequence number"
         }
     }
 }

@@ -1,0 +1,70 @@
+/// What `PayloadOpener` hands back: the envelope JSON, and in protected modes who sent it.
+public struct OpenedPayload: Sendable, Equatable {
+    public var json: [UInt8]
+    /// The sender's seq and `from`; nil in plain mode.
+    public var header: SealHeader?
+
+    public init(json: [UInt8], header: SealHeader?) {
+        self.json = json
+        self.header = header
+    }
+
+    public var from: UInt32? { header?.from }
+    public var seq: UInt32? { header?.seq }
+}
+
+/// The receiving side of payload protection (PROTOCOL.md 2.1). Checks, in order: the 64 KiB limit
+/// (before anything else), the frame (`PV22`/`PV23`), then replay (seq greater than the last
+/// accepted for its `from`). Any refusal leaves the replay state as it was.
+public struct PayloadOpener: Sendable {
+    public let mode: SecurityMode
+    private let key: LocalKey?
+    public private(set) var replayGuard = ReplayGuard()
+
+    /// - Parameter localKey: the device's 16-character key; ignored (and not checked) in plain mode.
+    public init(mode: SecurityMode, localKey: String) throws(WireError) {
+        self.mode = mode
+        self.key = mode == .plain ? nil : try LocalKey(localKey)
+    }
+
+    /// Opens one MQTT payload. A refused payload throws and changes nothing.
+    public mutating func open(_ payload: some Collection<UInt8>) throws(WireError) -> OpenedPayload {
+        guard payload.count <= maxPayloadBytes else {
+            throw .payloadTooLarge(size: payload.count, limit: maxPayloadBytes)
+        }
+        let opened: (header: SealHeader, json: [UInt8])
+        switch mode {
+        case .plain:
+            return OpenedPayload(json: Array(payload), header: nil)
+        case .pv22:
+            guard let key else { throw .invalidKey("no localKey") }
+            opened = try PV22.open(payload, key: key)
+        case .pv23:
+            guard let key else { throw .invalidKey("no localKey") }
+            opened = try PV23.open(payload, key: key)
+        }
+        try replayGuard.check(opened.header)
+        replayGuard.accept(opened.header)
+        return OpenedPayload(json: opened.json, header: opened.header)
+    }
+
+    /// Opens one MQTT payload and decodes its envelope. The replay state advances only when the
+    /// envelope decodes too, so a payload that is refused for any reason leaves no trace.
+    public mutating func openEnvelope(_ payload: some Collection<UInt8>) throws(WireError) -> (envelope: Envelope, header: SealHeader?) {
+        var trial = self
+        let opened = try trial.open(payload)
+        let envelope = try Envelope.decode(opened.json)
+        self = trial
+        return (envelope, opened.header)
+    }
+
+    /// Opens one MQTT payload and decodes it down to its typed message: what a device or app does
+    /// with every payload on its in topic. The replay state advances only when all of it succeeds.
+    public mutating func openMessage(_ payload: some Collection<UInt8>) throws(WireError) -> (message: InboundMessage, envelope: Envelope, header: SealHeader?) {
+        var trial = self
+        let (envelope, header) = try trial.openEnvelope(payload)
+        let message = try InboundMessage.decode(envelope)
+        self = trial
+        return (message, envelope, header)
+    }
+}
