@@ -125,14 +125,8 @@ extension DeviceProfile {
         public var supportsTwoWayVideo: Bool { rtcCapability.isSuperset(of: [.video, .twoWay]) }
     }
 
-    /// `rtcCapability` (PROTOCOL.md 5): 1 audio, 2 video, 4 two-way.
-    public struct RTCCapability: OptionSet, Sendable, Hashable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
-        public static let audio = RTCCapability(rawValue: 1)
-        public static let video = RTCCapability(rawValue: 2)
-        public static let twoWay = RTCCapability(rawValue: 4)
-    }
+    /// `rtcCapability` (PROTOCOL.md 5): the wire's bit mask.
+    public typealias RTCCapability = IPCWire.RTCCapability
 
     public enum VideoCodec: String, Sendable, CaseIterable, Hashable {
         case h264 = "H264"
@@ -358,21 +352,8 @@ extension DeviceProfile {
 // MARK: - Security
 
 extension DeviceProfile {
-    /// Payload protection on the in/out topics (PROTOCOL.md 2.1).
-    public enum SecurityMode: String, Sendable, CaseIterable, Hashable {
-        case plain
-        case pv22 = "pv2.2"
-        case pv23 = "pv2.3"
-
-        /// The 3-byte version prefix of a protected payload, nil in plain mode.
-        public var versionPrefix: String? {
-            switch self {
-            case .plain: nil
-            case .pv22: "2.2"
-            case .pv23: "2.3"
-            }
-        }
-    }
+    /// Payload protection on the in/out topics (PROTOCOL.md 2.1): the wire's mode.
+    public typealias SecurityMode = IPCWire.SecurityMode
 }
 
 // MARK: - Broker
@@ -448,36 +429,22 @@ extension DeviceProfile {
     /// The MQTT username this device logs in with.
     public var brokerUsername: String { broker.username(for: identity.devId) }
 
-    /// The capability fields of a 309 `ability` answer and of the retained meta (PROTOCOL.md 5):
-    /// everything but `type`, `targetId` and `reqId`.
-    public var abilityFields: [String: JSONValue] {
+    /// The device's capabilities as its retained meta (PROTOCOL.md 5); `answering(query)` turns it
+    /// into the answer to a 309 probe. A device without video reports no codecs and no streams.
+    public var meta: AbilityAnswer {
         let caps = capabilities
-        var o: [String: JSONValue] = [
-            "devId": .string(identity.devId),
-            "support": .bool(caps.supportsTwoWayVideo),
-            "rtcCapability": .int(Int64(caps.rtcCapability.rawValue)),
-            "bizType": .string(screenIPCBizType),
-            "category": .string(identity.category),
-            "channelTypes": .array(caps.channelTypes.map { .int(Int64($0.rawValue)) }),
-            "callTypes": .array(caps.callTypes.map { .int(Int64($0.rawValue)) }),
-            "liveView": .bool(caps.liveView),
-        ]
+        var streams: [StreamAbility] = []
         if let video = caps.video {
-            func stream(_ type: Int, _ s: StreamFormat) -> JSONValue {
-                .object([
-                    "stream_type": .int(Int64(type)), "width": .int(Int64(s.width)),
-                    "height": .int(Int64(s.height)), "fps": .int(Int64(s.fps)),
-                ])
-            }
-            o["video"] = .object([
-                "codecs": .array(video.codecs.map { .string($0.rawValue) }),
-                "streams": .array([stream(0, video.main), stream(1, video.sub)]),
-            ])
+            streams = [
+                StreamAbility(streamType: .main, width: video.main.width, height: video.main.height, fps: video.main.fps),
+                StreamAbility(streamType: .sub, width: video.sub.width, height: video.sub.height, fps: video.sub.fps),
+            ]
         }
-        if let audio = caps.audio {
-            o["audio"] = .object(["codecs": .array(audio.codecs.map { .string($0.rawValue) })])
-        }
-        return o
+        return AbilityAnswer(
+            kind: .meta, devId: identity.devId, rtcCapability: caps.rtcCapability,
+            category: identity.category, channelTypes: caps.channelTypes, callTypes: caps.callTypes,
+            liveView: caps.liveView, videoCodecs: caps.video?.codecs.map(\.rawValue) ?? [],
+            streams: streams, audioCodecs: caps.audio?.codecs.map(\.rawValue) ?? [])
     }
 
     /// One line for logs and `ipcemu profile check`.

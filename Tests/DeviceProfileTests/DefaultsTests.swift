@@ -61,8 +61,9 @@ struct DefaultsTests {
         #expect(!audioOnly.supportsTwoWayVideo)
         #expect(audioOnly.capabilities.channelTypes == [.audio])
         #expect(audioOnly.behaviour.channelType == .audio)
-        #expect(audioOnly.abilityFields["video"] == nil)
-        #expect(audioOnly.abilityFields["support"] == .bool(false))
+        #expect(audioOnly.meta.streams.isEmpty)
+        #expect(audioOnly.meta.videoCodecs.isEmpty)
+        #expect(!audioOnly.meta.support)
 
         let oneWay = try DeviceProfile.parse(yaml: identityLines + """
 

@@ -91,7 +91,7 @@ struct ShippedProfileTests {
     func secure() throws {
         let p = try shipped("doorbell-secure.yaml")
         #expect(p.security == .pv23)
-        #expect(p.security.versionPrefix == "2.3")
+        #expect(p.security.versionPrefix == Array("2.3".utf8))
         #expect(p.isTemplate)
         let d = try p.instance(index: 42)
         #expect(d.identity.devId == "ipcemu-secure-0042")
@@ -105,7 +105,12 @@ struct ShippedProfileTests {
     @Test("ability fields follow PROTOCOL.md 5")
     func abilityFields() throws {
         let p = try shipped("doorbell.yaml")
-        let f = p.abilityFields
+        guard case .object(let f) = p.meta.envelopeData else {
+            Issue.record("meta body is not an object")
+            return
+        }
+        #expect(f["type"] == .string("meta"))
+        #expect(f["devId"] == .string("ipcemu-doorbell-0001"))
         #expect(f["support"] == .bool(true))
         #expect(f["rtcCapability"] == .int(7))
         #expect(f["bizType"] == .string("screen_ipc"))
