@@ -53,6 +53,16 @@ struct DeviceRefusalTests {
         expectInvalidParams(call(from: u2, to: "other", session: "s2"), on: ringingDevice())
     }
 
+    @Test("a call (or any event) without curId or sessionId: dropped, no one to answer")
+    func anonymousDropped() {
+        var d = ringingDevice()
+        let noSender = call(from: "", to: "elsewhere")
+        #expect(d.receive(noSender, now: t0) == [.refused(noSender, .anonymous)])
+        let noSession = msg(.hangUp, u1, dev, "")
+        #expect(d.receive(noSession, now: t0) == [.refused(noSession, .anonymous)])
+        #expect(d.phase == .ringingIncoming)
+    }
+
     @Test("a call whose deadline has already passed: stop expired")
     func expiredCall() {
         var d = deviceEngine()

@@ -48,6 +48,8 @@ public enum Refusal: Sendable, Equatable, CustomStringConvertible {
     /// The event makes no sense in the current phase (a duplicate, or a peer's mistake): logged,
     /// nothing changes.
     case unexpected(event: CallEvent, phase: CallPhase)
+    /// PROTOCOL.md 3.4: no `curId` or no `sessionId` (empty): there is no one to answer; dropped.
+    case anonymous
     /// The engine has shut down.
     case shutDown
 
@@ -60,6 +62,7 @@ public enum Refusal: Sendable, Equatable, CustomStringConvertible {
         case .leftSession(let user): "user '\(user)' has left this session"
         case .notAddressedToUs(let target): "addressed to '\(target)', not to us"
         case .unexpected(let event, let phase): "'\(event.rawValue)' makes no sense while \(phase.rawValue)"
+        case .anonymous: "no curId or sessionId: no one to answer"
         case .shutDown: "shut down"
         }
     }
