@@ -1,1 +1,0 @@
-// The call engine (PROTOCOL.md 3): see CallEngine.swift.
