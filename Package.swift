@@ -48,20 +48,22 @@ let package = Package(
         // MARK: Camera: V4L2 (through a C shim), stamped test pattern, H.264 clip loop.
         .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "Camera", dependencies: ["CV4L2"]),
-        // MARK: Glue: one actor per device; and the app side that mirrors the SDK.
+        // MARK: Glue: what runs an engine in real time (clock, timers, event log); one actor per
+        // device; and the app side that mirrors the SDK.
+        .target(name: "CallRuntime", dependencies: ["IPCWire", "CallEngine"]),
         .target(
             name: "Emulator",
-            dependencies: ["IPCWire", "CallEngine", "DeviceProfile", "MQTTTransport", "Camera"]
+            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera"]
         ),
         .target(
             name: "AppSimulator",
-            dependencies: ["IPCWire", "CallEngine", "MQTTTransport"]
+            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "MQTTTransport"]
         ),
         // MARK: The command line.
         .executableTarget(
             name: "ipcemu",
             dependencies: [
-                "IPCWire", "CallEngine", "DeviceProfile", "MQTTTransport", "Camera",
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
                 "Emulator", "AppSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

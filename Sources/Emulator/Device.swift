@@ -1,0 +1,323 @@
+import CallEngine
+import CallRuntime
+import DeviceProfile
+import Foundation
+import IPCWire
+import MQTTTransport
+
+/// One emulated device: one MQTT connection, one call engine, one actor (DESIGN.md "Device /
+/// Fleet"). It carries out what the engine decides: publishes messages (sealed per the profile's
+/// security mode), runs the timers, answers capability probes, and guards the P2P link.
+public actor Device {
+    public nonisolated let profile: DeviceProfile
+    public nonisolated let devId: String
+    public nonisolated let topics: ResolvedTopics
+    nonisolated let client: MQTTClient
+    private let log: EventLog
+
+    private var engine: DeviceCallEngine
+    private var timers: TimerTable
+    private var opener: PayloadOpener
+    private var sealer: PayloadSealer
+    private var metaSealer: PayloadSealer
+    private var connected = false
+    private var callsEnded = 0
+    private var lastCall: CallRecord?
+    private var observers: [UUID: AsyncStream<DeviceEvent>.Continuation] = [:]
+    private var pumps: [Task<Void, Never>] = []
+    private var random = SystemRandomNumberGenerator()
+    private var stopped = false
+
+    /// Creates the device; `start()` connects it.
+    /// - Parameters:
+    ///   - connection: where the broker is (host, port, TLS); the client id, credentials and last
+    ///     will come from the profile.
+    ///   - eventLoop: the MQTT loop to share (a fleet shares one; nil: the process-wide one).
+    public init(profile: DeviceProfile, connection: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil,
+                log: EventLog = EventLog()) throws {
+        self.profile = profile
+        self.devId = profile.identity.devId
+        self.topics = profile.resolvedTopics
+        self.log = log
+        self.engine = DeviceCallEngine(config: DeviceEngineConfig(profile: profile))
+        let key = profile.identity.localKey
+        self.opener = try PayloadOpener(mode: profile.security, localKey: key)
+        self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)
+        self.metaSealer = try PayloadSealer(mode: .plain, localKey: key, from: SealHeader.deviceFrom)
+
+        var options = connection
+        options.clientID = profile.identity.devId
+        options.username = options.username ?? profile.brokerUsername
+        options.password = options.password ?? profile.broker.password
+        options.keepAlive = profile.broker.keepAlive
+        options.will = MQTTWill(topic: topics.online, payload: Array(#"{"online":false}"#.utf8), qos: 1, retain: true)
+        // Oversized payloads reach the wire decoder, which refuses them unread with a log line
+        // (PROTOCOL.md 1); the transport's own limit only guards memory.
+        options.maxInboundPayloadBytes = 1 << 20
+        self.client = try MQTTClient(options: options, eventLoop: eventLoop)
+
+        weak var weakSelf: Device?
+        self.timers = TimerTable { timer in await weakSelf?.timerFired(timer) }
+        weakSelf = self
+    }
+
+    // MARK: Lifecycle
+
+    /// Subscribes to the in topic and connects. Returns at once: a broker that is down is retried
+    /// (with backoff) and logged, never fatal. Use `waitUntilConnected` to wait.
+    public func start() throws {
+        let messages = client.makeMessageStream()
+        let states = client.makeStateStream()
+        try client.subscribe(topics.in, qos: 1)
+        pumps.append(Task { [weak self] in
+            for await message in messages { await self?.receive(payload: message.payload) }
+        })
+        pumps.append(Task { [weak self] in
+            for await state in states { await self?.connectionChanged(state) }
+        })
+        log.log(.info, "starting", device: devId, fields: [
+            ("broker", client.options.endpointDescription), ("security", profile.security.rawValue),
+            ("answerPolicy", "\(engine.answerPolicy)"),
+        ])
+        client.connect()
+    }
+
+    public func waitUntilConnected(timeout: Duration = .seconds(5)) async -> Bool {
+        await client.waitUntilConnected(timeout: timeout)
+    }
+
+    /// Clean shutdown (PROTOCOL.md 3.3): an answered call gets `hang_up`, a ringing incoming call
+    /// `reject`, a ringing outgoing call `cancel` to every target, each with reason `shutdown`;
+    /// then the retained status becomes offline and the connection closes.
+    public func stop(timeout: Duration = .milliseconds(1500)) async {
+        guard !stopped else { return }
+        stopped = true
+        run(engine.shutdown(now: WallClock.nowMs()))
+        timers.cancelAll()
+        if connected {
+            let offline = Array(#"{"online":false,"t":\#(WallClock.nowSeconds())}"#.utf8)
+            try? await client.publishAndWaitForAck(topic: topics.online, payload: offline, qos: 1, retain: true,
+                                                   timeout: timeout)
+        }
+        _ = await client.disconnectAndWait(timeout: .seconds(1))
+        client.close()
+        for pump in pumps { pump.cancel() }
+        for continuation in observers.values { continuation.finish() }
+        observers.removeAll()
+        log.log(.info, "stopped", device: devId)
+    }
+
+    // MARK: Observing
+
+    /// Every event from now on, in order. Finishes when the device stops.
+    public func events() -> AsyncStream<DeviceEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self, bufferingPolicy: .unbounded)
+        let id = UUID()
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ id: UUID) { observers.removeValue(forKey: id) }
+
+    private func emit(_ event: DeviceEvent) {
+        for continuation in observers.values { continuation.yield(event) }
+    }
+
+    public var status: DeviceStatus {
+        DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
+                     answerPolicy: engine.answerPolicy, actingBusy: engine.isActingBusy,
+                     callsEnded: callsEnded, lastCall: lastCall)
+    }
+
+    // MARK: Operator actions (the doorbell button, the control API)
+
+    /// Presses the doorbell: calls `targets` (default: the household) with a new session id.
+    /// Returns the session id.
+    @discardableResult
+    public func press(targets: [String] = [], callType: CallType? = nil, timeoutSeconds: Double? = nil) throws(CallActionError) -> String {
+        let sessionId = makeSessionId(devId: devId, using: &random)
+        let press = DoorbellPress(sessionId: sessionId, targets: targets, callType: callType,
+                                  timeoutMs: timeoutSeconds.map { Int64(($0 * 1000).rounded()) })
+        try perform(.press(press))
+        return sessionId
+    }
+
+    public func answer() throws(CallActionError) { try perform(.answer) }
+    public func reject() throws(CallActionError) { try perform(.reject) }
+    public func cancel() throws(CallActionError) { try perform(.cancel) }
+    public func hangUp() throws(CallActionError) { try perform(.hangUp) }
+    public func setAnswerPolicy(_ policy: AnswerPolicy) throws(CallActionError) { try perform(.setAnswerPolicy(policy)) }
+    public func setActingBusy(_ busy: Bool) throws(CallActionError) { try perform(.setActingBusy(busy)) }
+
+    private func perform(_ action: LocalAction) throws(CallActionError) {
+        run(try engine.perform(action, now: WallClock.nowMs()))
+    }
+
+    /// The media link of the answered session came up or went down (fed by the WebRTC layer).
+    public func mediaLink(up: Bool, sessionId: String) {
+        let now = WallClock.nowMs()
+        run(up ? engine.mediaLinkUp(sessionId: sessionId, now: now) : engine.mediaLinkDown(sessionId: sessionId, now: now))
+    }
+
+    // MARK: Receiving
+
+    private func connectionChanged(_ state: MQTTConnectionState) {
+        switch state {
+        case .connected:
+            connected = true
+            log.log(.info, "connected", device: devId, fields: [("broker", client.options.endpointDescription)])
+            publishPresence()
+            emit(.connection(connected: true, detail: client.options.endpointDescription))
+        case .disconnected(let reason):
+            let was = connected
+            connected = false
+            if !stopped {
+                log.log(was ? .warning : .info, "broker unreachable, retrying", device: devId, fields: [("why", reason)])
+            }
+            emit(.connection(connected: false, detail: reason))
+        case .connecting:
+            break
+        }
+    }
+
+    /// PROTOCOL.md 1 and 5: retained meta (always plain) and retained online status.
+    private func publishPresence() {
+        do {
+            let meta = try metaSealer.seal(profile.meta.envelope(t: WallClock.nowSeconds()))
+            try client.publish(topic: topics.meta, payload: meta, qos: 1, retain: true)
+            let online = Array(#"{"online":true,"t":\#(WallClock.nowSeconds())}"#.utf8)
+            try client.publish(topic: topics.online, payload: online, qos: 1, retain: true)
+        } catch {
+            log.log(.error, "could not publish presence", device: devId, fields: [("why", "\(error)")])
+        }
+    }
+
+    /// One MQTT payload from the in topic. Anything refused is logged and dropped; nothing
+    /// else changes (PROTOCOL.md 2.1, 3.4).
+    func receive(payload: [UInt8]) {
+        let inbound: InboundMessage
+        do {
+            inbound = try opener.openMessage(payload).message
+        } catch {
+            refuse("dropped \(payload.count)-byte message: \(error)")
+            return
+        }
+        switch inbound {
+        case .call(let message):
+            log.callEvent(.inbound, message, device: devId)
+            emit(.received(message))
+            run(engine.receive(message, now: WallClock.nowMs()))
+        case .abilityQuery(let query):
+            log.log(.info, "<- ability_query", device: devId, fields: [("from", query.curId), ("reqId", query.reqId)])
+            publish(profile.meta.answering(query).envelope(t: WallClock.nowSeconds()), what: "ability")
+        case .signal(let signal):
+            receiveSignal(signal)
+        case .abilityAnswer:
+            refuse("dropped a 309 ability answer: a device does not take answers")
+        }
+    }
+
+    private func refuse(_ why: String) {
+        log.log(.warning, why, device: devId)
+        emit(.refused(why: why))
+    }
+
+    /// PROTOCOL.md 4, who may open a link: `auth` right AND (the answered session from the user who
+    /// answered, or the profile allows live view). Anything else: `disconnect` with close_reason 1.
+    private func receiveSignal(_ signal: SignalMessage) {
+        let h = signal.header
+        log.log(.info, "<- \(signal.type.rawValue)", device: devId, fields: [("session", h.sessionId), ("from", h.from)])
+        switch signal.body {
+        case .offer(let offer):
+            if let why = offerRefusal(offer, header: h) {
+                refuseOffer(h, why: why)
+                return
+            }
+            log.log(.warning, "offer authorised but this build has no media link yet", device: devId,
+                    fields: [("session", h.sessionId)])
+        case .candidate, .answer:
+            break
+        case .disconnect:
+            break
+        }
+    }
+
+    func offerRefusal(_ offer: SignalOffer, header h: SignalHeader) -> String? {
+        let id = profile.identity
+        guard P2PAuth.verify(offer.auth, p2pPassword: id.p2pPassword, localKey: id.localKey, devId: devId) else {
+            return "wrong auth"
+        }
+        if let answered = engine.answeredCall, answered.sessionId == h.sessionId, answered.peer == h.from {
+            return nil
+        }
+        if profile.capabilities.liveView { return nil }
+        return "session '\(h.sessionId)' is not a call answered by '\(h.from)' and live view is off"
+    }
+
+    private func refuseOffer(_ h: SignalHeader, why: String) {
+        log.log(.warning, "-> disconnect (unauthorised offer)", device: devId,
+                fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
+        emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
+        var reply = h.reply()
+        reply.from = devId
+        let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: SignalDisconnect.unauthorised)))
+        publish(message.envelope(t: WallClock.nowSeconds()), what: "disconnect")
+    }
+
+    // MARK: Carrying out the engine's effects
+
+    private func timerFired(_ timer: CallTimer) {
+        timers.fired(timer)
+        run(engine.timerFired(timer, now: WallClock.nowMs()))
+    }
+
+    private func run(_ effects: [CallEffect]) {
+        for effect in effects {
+            switch effect {
+            case .send(let message):
+                log.callEvent(.outbound, message, device: devId)
+                publish(message.envelope(t: WallClock.nowSeconds()), what: message.event.rawValue)
+                emit(.sent(message))
+            case .armTimer(let timer, let at):
+                timers.arm(timer, atMs: at, nowMs: WallClock.nowMs())
+            case .cancelTimer(let timer):
+                timers.cancel(timer)
+            case .startRinging(let sessionId):
+                log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
+                emit(.ringing(sessionId: sessionId))
+            case .stopRinging(let sessionId):
+                emit(.ringingStopped(sessionId: sessionId))
+            case .peerRinging(let sessionId, let peer):
+                log.log(.info, "app is ringing", device: devId, fields: [("session", sessionId), ("user", peer)])
+            case .expectMediaLink(let sessionId, let peer):
+                log.log(.debug, "expecting P2P offer", device: devId, fields: [("session", sessionId), ("from", peer)])
+            case .closeMediaLink(let sessionId):
+                log.log(.debug, "P2P link closed", device: devId, fields: [("session", sessionId)])
+            case .callEnded(let record):
+                callsEnded += 1
+                lastCall = record
+                var fields = [("session", record.sessionId), ("outcome", record.outcome.rawValue),
+                              ("peers", record.peers.joined(separator: ","))]
+                if let reason = record.reason { fields.append(("reason", reason.rawValue)) }
+                log.log(.info, "call ended", device: devId, fields: fields)
+                emit(.callEnded(record))
+            case .refused(let message, let why):
+                refuse("refused \(message.event.rawValue) session=\(message.sessionId) from=\(message.curId): \(why)")
+            case .actionRefused(let action, let error):
+                log.log(.warning, "operator action refused", device: devId, fields: [("action", "\(action)"), ("why", "\(error)")])
+            }
+        }
+    }
+
+    private func publish(_ envelope: Envelope, what: String) {
+        do {
+            let payload = try sealer.seal(envelope)
+            try client.publish(topic: topics.out, payload: payload, qos: 1, retain: false)
+        } catch {
+            log.log(.error, "could not publish \(what)", device: devId, fields: [("why", "\(error)")])
+        }
+    }
+}
