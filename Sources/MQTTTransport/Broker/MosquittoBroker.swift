@@ -322,3 +322,11 @@ public final class MosquittoBroker: @unchecked Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 }
+
+extension MosquittoBroker.Configuration {
+    /// The mosquitto.conf this configuration produces for `port` (plain listener only).
+    public func generatedText(port: Int) -> String {
+        MosquittoBroker.configurationText(
+            self, port: port, tlsPort: nil, certificates: nil, passwordFile: nil)
+    }
+}

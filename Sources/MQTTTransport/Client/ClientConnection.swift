@@ -320,10 +320,12 @@ final class ClientConnection: @unchecked Sendable {
                 return true
             }
             waiters.closed.append(token)
+            worker.post { [self] in self.disconnectOnLoop() }
             return false
         }
-        disconnect()
-        return (try? result.get()) != nil
+        if (try? result.get()) == nil { return false }
+        disconnect()  // also when there was no socket: stop any scheduled retry
+        return true
     }
 
     func disconnectAbruptly(reconnect: Bool) {
