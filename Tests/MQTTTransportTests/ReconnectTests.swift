@@ -72,6 +72,41 @@ struct ReconnectTests {
         }
     }
 
+    @Test("A server that never sends CONNACK: the attempt times out with a reason and is retried")
+    func connackTimeout() async throws {
+        let silent = try SilentListener()
+        var options = MQTTClientOptions(clientID: "patient", port: silent.port)
+        options.connectTimeout = 1
+        let client = try MQTTClient(options: options)
+        defer { client.close() }
+        let reasons = Collected<[String]>([])
+        client.setStateHandler { state in
+            if case .disconnected(let reason) = state { reasons.withLock { $0.append(reason) } }
+        }
+        client.connect()
+        let expected = "no CONNACK within 1.0 s: 127.0.0.1:\(silent.port)"
+        #expect(await eventually(timeout: .seconds(6)) { reasons.snapshot.contains(expected) })
+        #expect(await eventually(timeout: .seconds(6)) { client.counters.connectAttempts >= 2 })
+        #expect(client.counters.connects == 0)
+    }
+
+    @Test("disconnect() then connect() at once: the client ends up connected again")
+    func disconnectThenConnect() async throws {
+        try await withBroker { broker in
+            let client = try MQTTClient(options: broker.clientOptions(clientID: "bouncer"))
+            defer { client.close() }
+            client.connect()
+            #expect(await client.waitUntilConnected())
+            client.disconnect()
+            client.connect()
+            #expect(await eventually { client.counters.connects == 2 && client.state.isConnected })
+            #expect(await client.disconnectAndWait())
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(client.state == .disconnected(reason: "disconnected by the client"))
+            #expect(client.counters.connects == 2)  // no reconnect after a clean disconnect
+        }
+    }
+
     @Test("Reconnect delays double from 0.1 s to 10 s with +-20% jitter")
     func backoffPolicy() {
         let policy = MQTTReconnectPolicy()

@@ -86,6 +86,36 @@ struct RoundTripTests {
         }
     }
 
+    @Test("Publishing from four tasks at once on one client: every message arrives once")
+    func concurrentPublishers() async throws {
+        try await withBroker { broker in
+            let collector = try await MessageCollector.start(broker: broker, filters: ["burst/#"])
+            let publisher = try MQTTClient(options: broker.clientOptions(clientID: "burst-pub"))
+            defer { publisher.close() }
+            publisher.connect()
+            #expect(await publisher.waitUntilConnected())
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        for index in 0..<250 {
+                            try publisher.publish(topic: "burst/\(worker)", payload: Array("\(worker)-\(index)".utf8))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let received = await collector.waitForMessages(count: 1000, timeout: .seconds(20))
+            #expect(received.count == 1000)
+            #expect(Set(received.map(\.payloadText)).count == 1000)
+            for worker in 0..<4 {  // per publisher task, order is kept
+                let own = collector.messages(on: "burst/\(worker)").map(\.payloadText)
+                #expect(own == (0..<250).map { "\(worker)-\($0)" })
+            }
+            #expect(await eventually { publisher.counters.messagesAcknowledged == 1000 })
+            await collector.stop()
+        }
+    }
+
     @Test("Invalid topics and QoS are refused with typed errors")
     func invalidArguments() async throws {
         let loop = try MQTTEventLoop(threads: 1, name: "mqtt-args")

@@ -112,3 +112,24 @@ public func currentThreadCount() -> Int {
     }
     return count
 }
+
+/// The names of this process's threads (/proc/self/task/*/comm), e.g. "mqtt-fleet-0".
+public func currentThreadNames() -> [String] {
+    guard let directory = opendir("/proc/self/task") else { return [] }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+        let id = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if id.hasPrefix(".") { continue }
+        guard let file = fopen("/proc/self/task/\(id)/comm", "r") else { continue }
+        var buffer = [CChar](repeating: 0, count: 64)
+        if fgets(&buffer, Int32(buffer.count), file) != nil {
+            let bytes = buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }
+            names.append(String(decoding: bytes, as: UTF8.self))
+        }
+        fclose(file)
+    }
+    return names
+}

@@ -181,12 +181,14 @@ final class ClientConnection: @unchecked Sendable {
         if let continuation = waiters.continuations.removeValue(forKey: token) {
             outbox.append(.resume(continuation, result))
         }
+        waiters.timeouts.removeValue(forKey: token)?.cancel()
     }
 
     private func failAllWaiters(_ error: MQTTError) {
         for (_, continuation) in waiters.continuations {
             outbox.append(.resume(continuation, .failure(error)))
         }
+        for (_, timer) in waiters.timeouts { timer.cancel() }
         waiters = WaiterTable()
     }
 
@@ -310,26 +312,24 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     func disconnect() {
+        mutex.withLock { wantsConnection = false }
         worker.post { [self] in self.disconnectOnLoop() }
     }
 
     func disconnectAndWait(timeout: Duration) async -> Bool {
         let result = await wait(timeout: timeout, what: "disconnect") { (mosq, token) throws(MQTTError) in
-            guard let mosq, mosquitto_socket(mosq) >= 0 else {
-                wantsConnection = false
-                return true
-            }
-            waiters.closed.append(token)
+            wantsConnection = false
             worker.post { [self] in self.disconnectOnLoop() }
+            guard let mosq, mosquitto_socket(mosq) >= 0 else { return true }
+            waiters.closed.append(token)
             return false
         }
-        if (try? result.get()) == nil { return false }
-        disconnect()  // also when there was no socket: stop any scheduled retry
-        return true
+        return (try? result.get()) != nil
     }
 
     func disconnectAbruptly(reconnect: Bool) {
-        worker.post { [self] in self.dropOnLoop(reconnect: reconnect) }
+        if !reconnect { mutex.withLock { wantsConnection = false } }
+        worker.post { [self] in self.dropOnLoop() }
     }
 
     func close() {
@@ -368,9 +368,16 @@ final class ClientConnection: @unchecked Sendable {
             case .success(nil):
                 continuation.resume(returning: .success(()))
             case .success(let token?):
-                Task { [self] in
-                    try? await Task.sleep(for: timeout)
+                let timer = Task { [self] in
+                    do { try await Task.sleep(for: timeout) } catch { return }  // cancelled: resumed
                     self.locked { _ in self.resume(token, .failure(.timedOut(what))) }
+                }
+                mutex.withLock {
+                    if waiters.continuations[token] != nil {
+                        waiters.timeouts[token] = timer
+                    } else {
+                        timer.cancel()
+                    }
                 }
             }
         }
@@ -468,37 +475,36 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
+    /// `disconnect()` already cleared `wantsConnection`; if `connect()` set it again since, the
+    /// current connection is still closed cleanly and the client then reconnects.
     private func disconnectOnLoop() {
         loopLocked { mosq in
-            wantsConnection = false
             timerDeadline = nil
             retryAttempt = 0
             guard mosquitto_socket(mosq) >= 0 else {
-                setState(.disconnected(reason: "disconnected by the client"))
+                if !wantsConnection { setState(.disconnected(reason: "disconnected by the client")) }
                 for token in waiters.takeClosed() { resume(token, .success(())) }
                 return
             }
             // Sends DISCONNECT (the broker discards the will); libmosquitto closes the socket
             // once it is written and calls the disconnect callback.
+            overrideReason = "disconnected by the client"
             let rc = mosquitto_disconnect(mosq)
             if rc != mosqSuccess, mosquitto_socket(mosq) >= 0 {
-                overrideReason = "disconnected by the client"
                 _ = shutdown(mosquitto_socket(mosq), Int32(SHUT_RDWR))
                 readAvailable(mosq)
             }
         }
     }
 
-    private func dropOnLoop(reconnect: Bool) {
+    /// `disconnectAbruptly(reconnect: false)` already cleared `wantsConnection`.
+    private func dropOnLoop() {
         loopLocked { mosq in
             let reason = "connection dropped by disconnectAbruptly(): \(options.endpointDescription)"
-            if !reconnect {
-                wantsConnection = false
-                timerDeadline = nil
-            }
+            if !wantsConnection { timerDeadline = nil }
             let fd = mosquitto_socket(mosq)
             guard fd >= 0 else {
-                if !reconnect { setState(.disconnected(reason: reason)) }
+                if !wantsConnection { setState(.disconnected(reason: reason)) }
                 return
             }
             // No DISCONNECT: the broker sees the TCP connection end and publishes the will.
@@ -637,6 +643,7 @@ final class ClientConnection: @unchecked Sendable {
 /// Who waits for what. Tokens whose waiter timed out stay in the indexes until the event comes.
 private struct WaiterTable {
     var continuations: [UInt64: WaitContinuation] = [:]
+    var timeouts: [UInt64: Task<Void, Never>] = [:]
     var connected: [UInt64] = []
     var closed: [UInt64] = []
     var pubacks: [Int32: [UInt64]] = [:]
