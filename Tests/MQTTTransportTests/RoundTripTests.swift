@@ -116,6 +116,39 @@ struct RoundTripTests {
         }
     }
 
+    @Test("makeMessageStream and makeStateStream deliver in order to an async consumer")
+    func streams() async throws {
+        try await withBroker { broker in
+            let device = try MQTTClient(options: broker.clientOptions(clientID: "stream-dev"))
+            defer { device.close() }
+            let messages = device.makeMessageStream()
+            let states = device.makeStateStream()
+            try device.subscribe("smart/device/in/stream-dev")
+            device.connect()
+            var stateIterator = states.makeAsyncIterator()
+            #expect(await stateIterator.next() == .connecting)
+            #expect(await stateIterator.next() == .connected)
+            let app = try MQTTClient(options: broker.clientOptions(clientID: "stream-app"))
+            defer { app.close() }
+            app.connect()
+            #expect(await app.waitUntilConnected())
+            try await device.subscribeAndWait("smart/device/in/stream-dev")
+            for index in 0..<20 {
+                try app.publish(topic: "smart/device/in/stream-dev", payload: Array("\(index)".utf8))
+            }
+            var received: [String] = []
+            for await message in messages {
+                received.append(message.payloadText)
+                if received.count == 20 { break }
+            }
+            #expect(received == (0..<20).map { "\($0)" })
+            device.close()
+            var rest: [MQTTConnectionState] = []
+            for await state in states { rest.append(state) }  // ends: close() finishes it
+            #expect(rest.last == .disconnected(reason: "closed"))
+        }
+    }
+
     @Test("Invalid topics and QoS are refused with typed errors")
     func invalidArguments() async throws {
         let loop = try MQTTEventLoop(threads: 1, name: "mqtt-args")

@@ -31,6 +31,7 @@ final class ClientConnection: @unchecked Sendable {
     private var messageHandler: (@Sendable (MQTTMessage) -> Void)?
     private var stateHandler: (@Sendable (MQTTConnectionState) -> Void)?
     private var waiters = WaiterTable()
+    private var closeActions: [@Sendable () -> Void] = []
 
     // Loop thread only (callbacks that touch them run on the loop thread too).
     var registeredFD: Int32 = -1
@@ -41,6 +42,7 @@ final class ClientConnection: @unchecked Sendable {
         case message(MQTTMessage)
         case state(MQTTConnectionState)
         case resume(WaitContinuation, Result<Void, MQTTError>)
+        case closed(@Sendable () -> Void)
     }
 
     init(options: MQTTClientOptions, worker: EventLoopWorker) throws(MQTTError) {
@@ -162,6 +164,7 @@ final class ClientConnection: @unchecked Sendable {
             case .message(let message): onMessage?(message)
             case .state(let state): onState?(state)
             case .resume(let continuation, let result): continuation.resume(returning: result)
+            case .closed(let action): action()
             }
         }
     }
@@ -204,6 +207,16 @@ final class ClientConnection: @unchecked Sendable {
 
     func setStateHandler(_ handler: (@Sendable (MQTTConnectionState) -> Void)?) {
         mutex.withLock { stateHandler = handler }
+    }
+
+    /// Runs `action` once the client is closed (at once if it already is).
+    func onClose(_ action: @escaping @Sendable () -> Void) {
+        let closed = mutex.withLock { () -> Bool in
+            if handle == nil { return true }
+            closeActions.append(action)
+            return false
+        }
+        if closed { action() }
     }
 
     func connect() {
@@ -338,10 +351,13 @@ final class ClientConnection: @unchecked Sendable {
             self.worker.detach(self)
         }
         if !posted {  // the loop is gone: nothing else can be using the handle
-            mutex.withLock {
+            let actions = mutex.withLock { () -> [@Sendable () -> Void] in
                 if let handle { mosquitto_destroy(handle) }
                 handle = nil
+                defer { closeActions.removeAll() }
+                return closeActions
             }
+            for action in actions { action() }
         }
     }
 
@@ -527,6 +543,8 @@ final class ClientConnection: @unchecked Sendable {
             socketClosed = true
             setState(.disconnected(reason: "closed"))
             failAllWaiters(.closed)
+            outbox += closeActions.map { Pending.closed($0) }
+            closeActions.removeAll()
         }
     }
 

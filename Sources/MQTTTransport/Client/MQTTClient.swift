@@ -58,6 +58,26 @@ public final class MQTTClient: Sendable {
         connection.setStateHandler(handler)
     }
 
+    /// Inbound messages as an ordered `AsyncStream`, for an actor to consume with `for await`
+    /// (a `Task {}` per message would not keep their order). Installs the message handler,
+    /// replacing any earlier one. Call before `connect()`. The stream finishes on `close()`.
+    public func makeMessageStream(
+        bufferingPolicy: AsyncStream<MQTTMessage>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<MQTTMessage> {
+        let (stream, continuation) = AsyncStream<MQTTMessage>.makeStream(bufferingPolicy: bufferingPolicy)
+        connection.setMessageHandler { continuation.yield($0) }
+        connection.onClose { continuation.finish() }
+        return stream
+    }
+
+    /// State changes as an ordered `AsyncStream`; installs the state handler (see above).
+    public func makeStateStream() -> AsyncStream<MQTTConnectionState> {
+        let (stream, continuation) = AsyncStream<MQTTConnectionState>.makeStream()
+        connection.setStateHandler { continuation.yield($0) }
+        connection.onClose { continuation.finish() }
+        return stream
+    }
+
     /// Starts connecting and keeps the connection up (reconnecting with backoff) until
     /// `disconnect()`. Returns at once; watch the state handler or `waitUntilConnected`.
     /// Calling it again while active does nothing; after `disconnect()` it starts again.
