@@ -48,4 +48,18 @@ struct ScaleTests {
             #expect(threadsDuring < 60)
         }
     }
+
+    @Test("A client keeps its own event loop alive; the loop stops after the client is gone")
+    func clientKeepsItsLoop() async throws {
+        try await withBroker { broker in
+            var client: MQTTClient? = try MQTTClient(
+                options: broker.clientOptions(clientID: "own-loop"),
+                eventLoop: MQTTEventLoop(threads: 1, name: "mqtt-own"))
+            client?.connect()
+            #expect(await client?.waitUntilConnected() == true)
+            #expect(currentThreadNames().contains("mqtt-own-0"))
+            client = nil
+            #expect(await eventually { !currentThreadNames().contains("mqtt-own-0") })
+        }
+    }
 }

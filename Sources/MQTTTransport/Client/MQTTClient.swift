@@ -24,11 +24,14 @@
 /// Deinitialising the client closes it (its libmosquitto handle is freed on the loop thread).
 public final class MQTTClient: Sendable {
     let connection: ClientConnection
+    /// The loop driving this client (kept alive by the client).
+    public let eventLoop: MQTTEventLoop
 
     /// Creates the client (not yet connected). `eventLoop` defaults to `MQTTEventLoop.shared()`.
     public init(options: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil) throws(MQTTError) {
         let loop: MQTTEventLoop
         if let eventLoop { loop = eventLoop } else { loop = try MQTTEventLoop.shared() }
+        self.eventLoop = loop
         connection = try ClientConnection(options: options, worker: loop.assignWorker())
     }
 
