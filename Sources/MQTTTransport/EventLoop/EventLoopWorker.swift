@@ -15,7 +15,7 @@ final class EventLoopWorker: @unchecked Sendable {
     private let commands = Locked<[@Sendable () -> Void]>([])
     private let lifecycle = Locked<Lifecycle>(.running)
     private let attached = Locked<Int>(0)
-    private var thread: pthread_t?
+    private let thread = Locked<pthread_t?>(nil)
 
     private enum Lifecycle { case running, stopping, stopped }
 
@@ -56,7 +56,7 @@ final class EventLoopWorker: @unchecked Sendable {
             close(wake)
             throw .eventLoop("pthread_create: \(errnoDescription(rc))")
         }
-        thread = created
+        thread.withLock { $0 = created }
     }
 
     deinit {
@@ -82,7 +82,7 @@ final class EventLoopWorker: @unchecked Sendable {
         _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
     }
 
-    /// Asks the thread to stop; with `wait`, joins it. Never call with `wait` from the loop thread.
+    /// Asks the thread to stop; with `wait`, joins it (from any thread but this loop's own).
     func stop(wait: Bool) {
         let shouldSignal = lifecycle.withLock { (state: inout Lifecycle) -> Bool in
             guard state == .running else { return false }
@@ -90,9 +90,15 @@ final class EventLoopWorker: @unchecked Sendable {
             return true
         }
         if shouldSignal { wake() }
-        if wait, let thread, !pthread_equal(thread, pthread_self()).isTrue {
-            self.thread = nil
-            pthread_join(thread, nil)
+        let taken = thread.withLock { (current: inout pthread_t?) -> pthread_t? in
+            defer { current = nil }
+            return current
+        }
+        guard let taken else { return }
+        if wait && !pthread_equal(taken, pthread_self()).isTrue {
+            pthread_join(taken, nil)
+        } else {
+            pthread_detach(taken)  // not waiting, or called from a handler on this very thread
         }
     }
 
