@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   # MQTT: the broker the tests and `ipcemu run` start, and the client library
   mosquitto libmosquitto-dev
+  # TLS tests: the private broker's throwaway CA is made with the openssl command
+  openssl
   # WebRTC and media: webrtcbin, x264, decoders, ICE
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad

@@ -1,0 +1,65 @@
+import MQTTTransport
+import TestSupport
+import Testing
+
+@Suite("Many clients on one event loop", .serialized)
+struct ScaleTests {
+    @Test("250 clients on a 2-thread loop each send and receive one message; threads stay few")
+    func manyClientsFewThreads() async throws {
+        try await withBroker { broker in
+            let threadsBefore = currentThreadCount()
+            let loop = try MQTTEventLoop(threads: 2, name: "mqtt-fleet")
+            defer { loop.shutdown() }
+            let count = 250
+            let inboxes = (0..<count).map { _ in Collected<[String]>([]) }
+            var clients: [MQTTClient] = []
+            for index in 0..<count {
+                let client = try MQTTClient(
+                    options: broker.clientOptions(clientID: "fleet-\(index)"), eventLoop: loop)
+                let inbox = inboxes[index]
+                client.setMessageHandler { message in inbox.withLock { $0.append(message.payloadText) } }
+                try client.subscribe("fleet/\(index)")
+                client.connect()
+                clients.append(client)
+            }
+            defer { for client in clients { client.close() } }
+
+            #expect(await eventually(timeout: .seconds(30)) { clients.allSatisfy { $0.state.isConnected } })
+            // Every client subscribed to its own topic: wait for all SUBACKs.
+            for (index, client) in clients.enumerated() {
+                try await client.subscribeAndWait("fleet/\(index)", timeout: .seconds(10))
+            }
+            for (index, client) in clients.enumerated() {
+                try client.publish(topic: "fleet/\((index + 1) % count)", payload: Array("from \(index)".utf8))
+            }
+            let allArrived = await eventually(timeout: .seconds(30)) {
+                inboxes.allSatisfy { $0.snapshot.count == 1 }
+            }
+            #expect(allArrived)
+            for index in 0..<count {
+                #expect(inboxes[index].snapshot == ["from \((index + count - 1) % count)"])
+            }
+            let threadsDuring = currentThreadCount()
+            print("threads: \(threadsBefore) before, \(threadsDuring) with \(count) clients on \(loop.threadCount) loop threads")
+            #expect(loop.clientCount == count)
+            #expect(currentThreadNames().filter { $0.hasPrefix("mqtt-fleet") }.count == 2)
+            // Other suites run in parallel and own a few threads; 250 clients must add none.
+            #expect(threadsDuring - threadsBefore < 20)
+            #expect(threadsDuring < 60)
+        }
+    }
+
+    @Test("A client keeps its own event loop alive; the loop stops after the client is gone")
+    func clientKeepsItsLoop() async throws {
+        try await withBroker { broker in
+            var client: MQTTClient? = try MQTTClient(
+                options: broker.clientOptions(clientID: "own-loop"),
+                eventLoop: MQTTEventLoop(threads: 1, name: "mqtt-own"))
+            client?.connect()
+            #expect(await client?.waitUntilConnected() == true)
+            #expect(currentThreadNames().contains("mqtt-own-0"))
+            client = nil
+            #expect(await eventually { !currentThreadNames().contains("mqtt-own-0") })
+        }
+    }
+}
