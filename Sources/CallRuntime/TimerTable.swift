@@ -5,17 +5,14 @@ import CallEngine
 /// owning actor there and feed `.timerFired` to the engine, which ignores stale timers).
 public struct TimerTable: Sendable {
     private var tasks: [CallTimer: Task<Void, Never>] = [:]
-    private let fire: @Sendable (CallTimer) async -> Void
 
-    public init(fire: @escaping @Sendable (CallTimer) async -> Void) {
-        self.fire = fire
-    }
+    public init() {}
 
     /// Arms `timer` for unix time `atMs`, given the current time `nowMs`.
-    public mutating func arm(_ timer: CallTimer, atMs: Int64, nowMs: Int64) {
+    public mutating func arm(_ timer: CallTimer, atMs: Int64, nowMs: Int64,
+                             fire: @escaping @Sendable (CallTimer) async -> Void) {
         tasks[timer]?.cancel()
         let delayMs = max(0, atMs - nowMs)
-        let fire = self.fire
         tasks[timer] = Task {
             if delayMs > 0 {
                 do { try await Task.sleep(for: .milliseconds(delayMs)) } catch { return }

@@ -16,7 +16,7 @@ public actor Device {
     private let log: EventLog
 
     private var engine: DeviceCallEngine
-    private var timers: TimerTable
+    private var timers = TimerTable()
     private var opener: PayloadOpener
     private var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
@@ -55,10 +55,6 @@ public actor Device {
         // (PROTOCOL.md 1); the transport's own limit only guards memory.
         options.maxInboundPayloadBytes = 1 << 20
         self.client = try MQTTClient(options: options, eventLoop: eventLoop)
-
-        weak var weakSelf: Device?
-        self.timers = TimerTable { timer in await weakSelf?.timerFired(timer) }
-        weakSelf = self
     }
 
     // MARK: Lifecycle
@@ -282,7 +278,9 @@ public actor Device {
                 publish(message.envelope(t: WallClock.nowSeconds()), what: message.event.rawValue)
                 emit(.sent(message))
             case .armTimer(let timer, let at):
-                timers.arm(timer, atMs: at, nowMs: WallClock.nowMs())
+                timers.arm(timer, atMs: at, nowMs: WallClock.nowMs()) { [weak self] timer in
+                    await self?.timerFired(timer)
+                }
             case .cancelTimer(let timer):
                 timers.cancel(timer)
             case .startRinging(let sessionId):
