@@ -1,0 +1,326 @@
+import CallEngine
+import CallRuntime
+import Foundation
+import IPCWire
+import MQTTTransport
+
+public enum AppError: Error, Sendable, Equatable, CustomStringConvertible {
+    case noAnswer(what: String, seconds: Double)
+    case unknownDevice(String)
+    case notConnected(String)
+    case wire(WireError)
+    case mqtt(String)
+
+    public var description: String {
+        switch self {
+        case .noAnswer(let what, let seconds): "no \(what) within \(seconds) s"
+        case .unknownDevice(let devId): "device '\(devId)' is not known to this app (add its address first)"
+        case .notConnected(let why): "not connected to the broker: \(why)"
+        case .wire(let e): e.description
+        case .mqtt(let why): why
+        }
+    }
+}
+
+/// The phone app signed in as one user, playing the SDK's side (`ThingSmartCallChannel`):
+/// `fetchDeviceCallAbility`, `startCall`, `isOnCalling`, answer, reject, hang up, and delegate
+/// events with the SDK error codes. It runs the same call engine as the device, in the app role.
+public actor AppUser {
+    public nonisolated let userId: String
+    nonisolated let client: MQTTClient
+    private let log: EventLog
+    private var engine: AppCallEngine
+    private var timers = TimerTable()
+    private var devices: [String: DeviceChannel] = [:]
+    private var fallbackAddress: (@Sendable (String) -> DeviceAddress)?
+    private var pendingProbes: [String: CheckedContinuation<AbilityAnswer?, Never>] = [:]
+    private var observers: [UUID: AsyncStream<AppEvent>.Continuation] = [:]
+    private var pumps: [Task<Void, Never>] = []
+    private var random = SystemRandomNumberGenerator()
+    private var ended: [CallRecord] = []
+    /// This app's `from` value in pv2.x headers: low 31 bits of CRC32(userId) + 2^31 (PROTOCOL.md 2.1).
+    public nonisolated let sealFrom: UInt32
+
+    /// - Parameters:
+    ///   - connection: the broker; the client id is made from the user id.
+    ///   - config: heartbeat timers and listen-mode policy (`incomingPolicy`).
+    public init(userId: String, connection: MQTTClientOptions, config: AppEngineConfig? = nil,
+                eventLoop: MQTTEventLoop? = nil, log: EventLog = EventLog(minimumLevel: .warning)) throws {
+        self.userId = userId
+        self.log = log
+        self.engine = AppCallEngine(config: config ?? AppEngineConfig(userId: userId))
+        self.sealFrom = (CRC32.checksum(Array(userId.utf8)) & 0x7FFF_FFFF) | 0x8000_0000
+        var options = connection
+        options.clientID = "app-\(userId)-\(UInt32.random(in: 0...UInt32.max, using: &random))"
+        self.client = try MQTTClient(options: options, eventLoop: eventLoop)
+    }
+
+    // MARK: Lifecycle
+
+    /// Connects and waits for the broker (up to `timeout`).
+    public func start(timeout: Duration = .seconds(5)) async throws(AppError) {
+        let messages = client.makeMessageStream()
+        let states = client.makeStateStream()
+        pumps.append(Task { [weak self] in
+            for await message in messages { await self?.receive(message) }
+        })
+        pumps.append(Task { [weak self] in
+            for await state in states { await self?.connectionChanged(state) }
+        })
+        client.connect()
+        guard await client.waitUntilConnected(timeout: timeout) else {
+            throw .notConnected("\(client.state) (\(client.options.endpointDescription))")
+        }
+    }
+
+    /// Leaves: hangs up/cancels/rejects whatever call is on (reason `shutdown`), disconnects.
+    public func stop() async {
+        run(engine.shutdown(now: WallClock.nowMs()))
+        timers.cancelAll()
+        _ = await client.disconnectAndWait(timeout: .seconds(1))
+        client.close()
+        for pump in pumps { pump.cancel() }
+        for c in observers.values { c.finish() }
+        observers.removeAll()
+        for (_, c) in pendingProbes { c.resume(returning: nil) }
+        pendingProbes.removeAll()
+    }
+
+    /// The app vanishes without a word (phone out of coverage): the socket closes, nothing is sent.
+    public func vanish() {
+        timers.cancelAll()
+        client.disconnectAbruptly(reconnect: false)
+    }
+
+    /// Makes a device reachable: subscribes to its out topic. Waits for the SUBACK.
+    public func add(_ address: DeviceAddress) async throws(AppError) {
+        guard devices[address.devId] == nil else { return }
+        devices[address.devId] = try DeviceChannel(address: address, from: sealFrom)
+        do {
+            try await client.subscribeAndWait(address.outTopic, qos: 1)
+        } catch {
+            throw .mqtt("subscribe \(address.outTopic): \(error)")
+        }
+    }
+
+    /// Listen mode: takes calls from any device on the default topics (`smart/device/out/+`);
+    /// `address` tells how to reach a device first heard of there (default: plain, default topics).
+    public func listenToAllDevices(address: (@Sendable (String) -> DeviceAddress)? = nil) async throws(AppError) {
+        fallbackAddress = address ?? { DeviceAddress(devId: $0) }
+        do {
+            try await client.subscribeAndWait(DeviceAddress.everyDeviceOutFilter, qos: 1)
+        } catch {
+            throw .mqtt("subscribe \(DeviceAddress.everyDeviceOutFilter): \(error)")
+        }
+    }
+
+    // MARK: Observing
+
+    public func events() -> AsyncStream<AppEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AppEvent.self, bufferingPolicy: .unbounded)
+        let id = UUID()
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeObserver(id) } }
+        return stream
+    }
+
+    private func removeObserver(_ id: UUID) { observers.removeValue(forKey: id) }
+
+    private func emit(_ event: AppEvent) {
+        for c in observers.values { c.yield(event) }
+    }
+
+    // MARK: The SDK's calls
+
+    /// `fetchDeviceCallAbilityByDevId`: asks the device itself (protocol 309).
+    public func fetchDeviceCallAbility(devId: String, timeout: Duration = .seconds(3)) async throws(AppError) -> AbilityAnswer {
+        guard devices[devId] != nil else { throw .unknownDevice(devId) }
+        let reqId = "\(userId)-\(UInt64.random(in: 0...UInt64.max, using: &random))"
+        let query = AbilityQuery(curId: userId, reqId: reqId)
+        try publish(query.envelope(t: WallClock.nowSeconds()), to: devId)
+        let timeoutTask = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.resolveProbe(reqId, with: nil)
+        }
+        let answer = await withCheckedContinuation { (c: CheckedContinuation<AbilityAnswer?, Never>) in
+            pendingProbes[reqId] = c
+        }
+        timeoutTask.cancel()
+        guard let answer else {
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            throw .noAnswer(what: "ability answer from \(devId)", seconds: seconds)
+        }
+        return answer
+    }
+
+    private func resolveProbe(_ reqId: String, with answer: AbilityAnswer?) {
+        pendingProbes.removeValue(forKey: reqId)?.resume(returning: answer)
+    }
+
+    /// `startCall`: calls a device; returns the session id. Throws `onCalling` (-2520) when a call is on.
+    @discardableResult
+    public func startCall(devId: String, timeoutSeconds: Int64 = 30, callType: CallType = .oneToOne,
+                          extra: CallExtra = CallExtra()) throws(CallActionError) -> String {
+        let sessionId = makeSessionId(devId: userId, using: &random)
+        let start = StartCall(targetId: devId, sessionId: sessionId, timeoutSeconds: timeoutSeconds,
+                              callType: callType, extra: extra)
+        run(try engine.perform(.startCall(start), now: WallClock.nowMs()))
+        return sessionId
+    }
+
+    public var isOnCalling: Bool { engine.isOnCalling }
+    public var session: CallSessionSnapshot? { engine.session }
+    public var phase: CallPhase { engine.phase }
+    public var endedCalls: [CallRecord] { ended }
+
+    public func answer() throws(CallActionError) { try perform(.answer) }
+    public func reject() throws(CallActionError) { try perform(.reject) }
+    public func busy() throws(CallActionError) { try perform(.busy) }
+    public func cancel() throws(CallActionError) { try perform(.cancel) }
+    public func hangUp() throws(CallActionError) { try perform(.hangUp) }
+    public func setIncomingPolicy(_ policy: AnswerPolicy) throws(CallActionError) { try perform(.setAnswerPolicy(policy)) }
+
+    private func perform(_ action: LocalAction) throws(CallActionError) {
+        run(try engine.perform(action, now: WallClock.nowMs()))
+    }
+
+    /// Publishes an already-built envelope to a device, sealed for it (tests, P2P signalling).
+    public func send(_ envelope: Envelope, to devId: String) throws(AppError) {
+        try publish(envelope, to: devId)
+    }
+
+    /// Tells the engine the P2P link of the session came up or went down.
+    public func mediaLink(up: Bool, sessionId: String) {
+        let now = WallClock.nowMs()
+        run(engine.handle(up ? .mediaLinkUp(sessionId: sessionId) : .mediaLinkDown(sessionId: sessionId), now: now))
+    }
+
+    // MARK: Receiving
+
+    private func connectionChanged(_ state: MQTTConnectionState) {
+        switch state {
+        case .connected: emit(.connection(connected: true, detail: client.options.endpointDescription))
+        case .disconnected(let reason): emit(.connection(connected: false, detail: reason))
+        case .connecting: break
+        }
+    }
+
+    private func receive(_ message: MQTTMessage) {
+        guard let devId = channelId(for: message.topic) else { return }
+        let inbound: InboundMessage
+        do {
+            guard var channel = devices[devId] else { return }
+            inbound = try channel.opener.openMessage(message.payload).message
+            devices[devId] = channel
+        } catch {
+            let why = "dropped message on \(message.topic): \(error)"
+            log.log(.warning, why, device: userId)
+            emit(.refused(why: why))
+            return
+        }
+        switch inbound {
+        case .call(let m):
+            guard m.targetId == userId else { return }   // another user's message on the device's topic
+            log.callEvent(.inbound, m, device: userId)
+            emit(.received(m, devId: devId))
+            run(engine.receive(m, now: WallClock.nowMs()))
+        case .abilityAnswer(let answer):
+            if case .answer(let target, let reqId) = answer.kind, target == userId {
+                resolveProbe(reqId, with: answer)
+            }
+        case .signal(let s):
+            if s.header.to == userId { emit(.signal(s, devId: devId)) }
+        case .abilityQuery:
+            break
+        }
+    }
+
+    /// The device a message on `topic` comes from (adding it in listen mode).
+    private func channelId(for topic: String) -> String? {
+        if let known = devices.first(where: { $0.value.address.outTopic == topic })?.key { return known }
+        guard let fallbackAddress, let devId = DeviceAddress.devId(fromDefaultOutTopic: topic) else { return nil }
+        do {
+            devices[devId] = try DeviceChannel(address: fallbackAddress(devId), from: sealFrom)
+        } catch {
+            log.log(.warning, "cannot talk to \(devId): \(error)", device: userId)
+            return nil
+        }
+        return devId
+    }
+
+    // MARK: Effects
+
+    private func timerFired(_ timer: CallTimer) {
+        timers.fired(timer)
+        run(engine.timerFired(timer, now: WallClock.nowMs()))
+    }
+
+    private func run(_ effects: [CallEffect]) {
+        for effect in effects {
+            switch effect {
+            case .send(let m):
+                log.callEvent(.outbound, m, device: userId)
+                do {
+                    try publish(m.envelope(t: WallClock.nowSeconds()), to: m.targetId)
+                    emit(.sent(m, devId: m.targetId))
+                } catch {
+                    log.log(.error, "could not send \(m.event.rawValue): \(error)", device: userId)
+                }
+            case .armTimer(let timer, let at):
+                timers.arm(timer, atMs: at, nowMs: WallClock.nowMs()) { [weak self] t in await self?.timerFired(t) }
+            case .cancelTimer(let timer):
+                timers.cancel(timer)
+            case .startRinging(let sessionId):
+                emit(.incomingCall(sessionId: sessionId, devId: engine.session?.peers.first ?? ""))
+            case .stopRinging:
+                break
+            case .peerRinging(let sessionId, let peer):
+                emit(.deviceRinging(sessionId: sessionId, devId: peer))
+            case .expectMediaLink, .closeMediaLink:
+                break
+            case .callEnded(let record):
+                ended.append(record)
+                emit(.callEnded(record))
+            case .refused(let m, let why):
+                let line = "refused \(m.event.rawValue) session=\(m.sessionId): \(why)"
+                log.log(.info, line, device: userId)
+                emit(.refused(why: line))
+            case .actionRefused:
+                break
+            }
+        }
+    }
+
+    private func publish(_ envelope: Envelope, to devId: String) throws(AppError) {
+        guard var channel = devices[devId] else { throw .unknownDevice(devId) }
+        let payload: [UInt8]
+        do {
+            payload = try channel.sealer.seal(envelope)
+        } catch {
+            throw .wire(error)
+        }
+        devices[devId] = channel
+        do {
+            try client.publish(topic: channel.address.inTopic, payload: payload, qos: 1, retain: false)
+        } catch {
+            throw .mqtt("publish to \(channel.address.inTopic): \(error)")
+        }
+    }
+}
+
+/// Per device: its address and the sealing state in both directions.
+struct DeviceChannel: Sendable {
+    var address: DeviceAddress
+    var sealer: PayloadSealer
+    var opener: PayloadOpener
+
+    init(address: DeviceAddress, from: UInt32) throws(AppError) {
+        self.address = address
+        do {
+            sealer = try PayloadSealer(mode: address.security, localKey: address.localKey, from: from)
+            opener = try PayloadOpener(mode: address.security, localKey: address.localKey)
+        } catch {
+            throw .wire(error)
+        }
+    }
+}
