@@ -76,9 +76,13 @@ let package = Package(
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
-        .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile"]),
+        .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "CV4L2", "TestSupport"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["AppSimulator", "CallEngine", "IPCWire", "MQTTTransport", "TestSupport"]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]

@@ -13,7 +13,7 @@ public actor Device {
     public nonisolated let devId: String
     public nonisolated let topics: ResolvedTopics
     nonisolated let client: MQTTClient
-    private let log: EventLog
+    nonisolated let log: EventLog
 
     private var engine: DeviceCallEngine
     private var timers = TimerTable()
@@ -21,6 +21,8 @@ public actor Device {
     private var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
     private var connected = false
+    /// Connected, subscribed, and presence published.
+    private var ready = false
     private var callsEnded = 0
     private var lastCall: CallRecord?
     private var observers: [UUID: AsyncStream<DeviceEvent>.Continuation] = [:]
@@ -78,8 +80,15 @@ public actor Device {
         client.connect()
     }
 
+    /// Waits until the device is reachable: connected, subscribed to its in topic (SUBACK seen)
+    /// and its online status published. Anyone who sees it online can call it.
     public func waitUntilConnected(timeout: Duration = .seconds(5)) async -> Bool {
-        await client.waitUntilConnected(timeout: timeout)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if ready { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return ready
     }
 
     /// Clean shutdown (PROTOCOL.md 3.3): an answered call gets `hang_up`, a ringing incoming call
@@ -165,11 +174,21 @@ public actor Device {
         case .connected:
             connected = true
             log.log(.info, "connected", device: devId, fields: [("broker", client.options.endpointDescription)])
-            publishPresence()
-            emit(.connection(connected: true, detail: client.options.endpointDescription))
+            // Online only once the in topic is subscribed: whoever sees it online can call it.
+            let client = self.client
+            let inTopic = topics.in
+            Task { [weak self] in
+                do {
+                    try await client.subscribeAndWait(inTopic, qos: 1, timeout: .seconds(5))
+                } catch {
+                    self?.log.log(.warning, "no SUBACK for \(inTopic): \(error)", device: self?.devId)
+                }
+                await self?.becameReady()
+            }
         case .disconnected(let reason):
             let was = connected
             connected = false
+            ready = false
             if !stopped {
                 log.log(was ? .warning : .info, "broker unreachable, retrying", device: devId, fields: [("why", reason)])
             }
@@ -177,6 +196,13 @@ public actor Device {
         case .connecting:
             break
         }
+    }
+
+    private func becameReady() {
+        guard connected, !stopped else { return }
+        publishPresence()
+        ready = true
+        emit(.connection(connected: true, detail: client.options.endpointDescription))
     }
 
     /// PROTOCOL.md 1 and 5: retained meta (always plain) and retained online status.

@@ -9,6 +9,6 @@ struct IPCEmu: AsyncParsableCommand {
         commandName: "ipcemu",
         abstract: "Emulates a Tuya-style video doorbell (IPC with screen) or control panel over MQTT and WebRTC.",
         version: version,
-        subcommands: [ProfileCommand.self]
+        subcommands: [RunCommand.self, AppCommand.self, BenchCommand.self, ProfileCommand.self]
     )
 }

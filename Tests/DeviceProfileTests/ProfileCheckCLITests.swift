@@ -1,42 +1,14 @@
 import Foundation
 import Testing
-
-/// Runs the built `ipcemu` (`.build/debug/ipcemu`, or `$IPCEMU_BIN`) and captures its output.
-struct CLIRun {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-
-    static var binary: String {
-        if let fromEnv = ProcessInfo.processInfo.environment["IPCEMU_BIN"], !fromEnv.isEmpty { return fromEnv }
-        return packageRoot.appendingPathComponent(".build/debug/ipcemu").path
-    }
-
-    static func ipcemu(_ arguments: [String]) throws -> CLIRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes to the end before waiting, so a full pipe cannot stall the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLIRun(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
-    }
-}
+import TestSupport
 
 @Suite("ipcemu profile check")
 struct ProfileCheckCLITests {
     let doorbell = packageRoot.appendingPathComponent("device-profiles/doorbell.yaml").path
 
     func requireBinary() -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: CLIRun.binary) else {
-            Issue.record("no ipcemu binary at \(CLIRun.binary): run `swift build --product ipcemu` first")
+        guard FileManager.default.isExecutableFile(atPath: ipcemuBinary) else {
+            Issue.record("no ipcemu binary at \(ipcemuBinary): run `swift build --product ipcemu` first")
             return false
         }
         return true

@@ -1,0 +1,269 @@
+import AppSimulator
+import ArgumentParser
+import CallEngine
+import CallRuntime
+import DeviceProfile
+import Foundation
+import IPCWire
+import MQTTTransport
+
+/// `ipcemu app ...`: the phone app's side, as the SDK plays it.
+struct AppCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "app",
+        abstract: "Play the phone app: probe a device, call it, or wait for its calls.",
+        subcommands: [Probe.self, Call.self, Listen.self]
+    )
+}
+
+/// Options every `ipcemu app` subcommand takes.
+struct AppConnectionOptions: ParsableArguments {
+    @Option(help: "Broker URL (mqtt://host:port or mqtts://host:port).")
+    var broker: String = "mqtt://127.0.0.1:1883"
+
+    @Option(help: "The device's profile: its topics, security mode and keys (default: plain, default topics).")
+    var profile: String?
+
+    @Option(help: "The app user id this app is signed in as.")
+    var user: String = "ipcemu-app-user"
+
+    @Option(help: "CA file for mqtts (default: the system CAs).")
+    var caFile: String?
+
+    func address(devId: String) throws -> DeviceAddress {
+        guard let profile else { return DeviceAddress(devId: devId) }
+        let p = try loadProfile(profile)
+        let t = p.topics(for: devId)
+        return DeviceAddress(devId: devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta, security: p.security,
+                             localKey: p.identity.localKey, p2pPassword: p.identity.p2pPassword)
+    }
+
+    func makeApp(config: AppEngineConfig? = nil) async throws -> AppUser {
+        let options = try connectionOptions(brokerURL: broker, clientID: user, caFile: caFile, certFile: nil, keyFile: nil)
+        let app = try AppUser(userId: user, connection: options, config: config)
+        do {
+            try await app.start(timeout: .seconds(5))
+        } catch {
+            note("ipcemu app: \(error)")
+            throw ExitCode(CallExitCode.noDevice.rawValue)
+        }
+        return app
+    }
+}
+
+/// Prints app events as they happen, one line each, with the time since start.
+struct EventPrinter {
+    let start = ContinuousClock.now
+
+    func print(_ event: AppEvent) {
+        let elapsed = ContinuousClock.now - start
+        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let stamp = String(format: "%+8.3fs", ms / 1000)
+        guard let text = Self.describe(event) else { return }
+        say("\(stamp) \(text)")
+    }
+
+    static func describe(_ event: AppEvent) -> String? {
+        switch event {
+        case .sent(let m, let devId): "-> \(m.event.rawValue) to=\(devId) session=\(m.sessionId)" + reason(m)
+        case .received(let m, let devId): "<- \(m.event.rawValue) from=\(devId) session=\(m.sessionId)" + reason(m)
+        case .incomingCall(let s, let devId): "ringing: \(devId) is calling (session \(s))"
+        case .deviceRinging: nil
+        case .callEnded(let r):
+            "call ended: \(r.outcome.rawValue)" + (r.reason.map { " reason=\($0.rawValue)" } ?? "")
+                + (r.sdkError.map { " sdkError=\($0)" } ?? "")
+        case .refused(let why): "refused: \(why)"
+        case .connection(let up, let detail): up ? nil : "broker: \(detail)"
+        case .signal(let s, let devId): "<- 302 \(s.type.rawValue) from=\(devId)"
+        }
+    }
+
+    private static func reason(_ m: CallMessage) -> String { m.reason.map { " reason=\($0)" } ?? "" }
+}
+
+extension AppCommand {
+    struct Probe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Ask a device for its call abilities (fetchDeviceCallAbilityByDevId).",
+            discussion: "Prints the answer as JSON. Exits 0 if the device supports two-way video calls, 1 if not, 6 if no answer came."
+        )
+
+        @Argument(help: "The device id.") var devId: String
+        @OptionGroup var connection: AppConnectionOptions
+        @Option(help: "Seconds to wait for the answer.") var wait: Double = 3
+
+        func run() async throws {
+            let app = try await connection.makeApp()
+            defer { Task { await app.stop() } }
+            try await app.add(connection.address(devId: devId))
+            do {
+                let answer = try await app.fetchDeviceCallAbility(devId: devId, timeout: seconds(wait))
+                say(answer.envelopeData.jsonString)
+                await app.stop()
+                if !answer.support { throw ExitCode(1) }
+            } catch let error as AppError {
+                note("ipcemu app probe: \(error)")
+                await app.stop()
+                throw ExitCode(CallExitCode.noDevice.rawValue)
+            }
+        }
+    }
+
+    struct Call: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Call a device (startCall) and print each call event.",
+            discussion: "Exit codes: " + CallExitCode.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: ", ") + "."
+        )
+
+        @Argument(help: "The device id.") var devId: String
+        @OptionGroup var connection: AppConnectionOptions
+        @Option(help: "Seconds the call may ring (its deadline).") var timeout: Int64 = 30
+        @Option(help: "Call type: 1 one-to-one, 2 one-to-more, 3 one-to-more special.") var callType: Int = 1
+        @Option(help: "Channel type: 0 audio, 1 video, 2 both.") var channelType: Int = 2
+        @Option(help: "Hang up this many seconds after the answer (default: stay until the device ends the call or Ctrl-C).")
+        var hangupAfter: Double?
+        @Option(help: "Heartbeat interval in seconds.") var heartbeatInterval: Double = 10
+
+        func validate() throws {
+            guard CallType(rawValue: callType) != nil else { throw ValidationError("--call-type must be 1, 2 or 3; got \(callType)") }
+            guard ChannelType(rawValue: channelType) != nil else { throw ValidationError("--channel-type must be 0, 1 or 2; got \(channelType)") }
+            guard timeout > 0 else { throw ValidationError("--timeout must be positive; got \(timeout)") }
+            if let h = hangupAfter, !(h >= 0 && h.isFinite) { throw ValidationError("--hangup-after must be zero or more seconds") }
+            guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
+        }
+
+        func run() async throws {
+            let hbMs = Int64(heartbeatInterval * 1000)
+            let app = try await connection.makeApp(config: AppEngineConfig(
+                userId: connection.user, heartbeatIntervalMs: hbMs, heartbeatTimeoutMs: hbMs * 3))
+            let address = try connection.address(devId: devId)
+            try await app.add(address)
+            let events = await app.events()
+            let printer = EventPrinter()
+            let extra = CallExtra(channelType: channelType)
+            do {
+                try await app.startCall(devId: devId, timeoutSeconds: timeout,
+                                        callType: CallType(rawValue: callType) ?? .oneToOne, extra: extra)
+            } catch {
+                note("ipcemu app call: \(error)")
+                await app.stop()
+                throw ExitCode(CallExitCode.failed.rawValue)
+            }
+            let hangupAfter = self.hangupAfter
+            let interrupt = Task {
+                _ = await waitForTerminationSignal()
+                try? await app.hangUp()
+                try? await app.cancel()
+            }
+            var heardFromDevice = false
+            var answered = false
+            var outcome: CallRecord?
+            for await event in events {
+                printer.print(event)
+                switch event {
+                case .received(let m, _):
+                    heardFromDevice = true
+                    if m.event == .answer, !answered {
+                        answered = true
+                        if let hangupAfter {
+                            Task {
+                                try? await Task.sleep(for: seconds(hangupAfter))
+                                try? await app.hangUp()
+                            }
+                        }
+                    }
+                case .callEnded(let record):
+                    outcome = record
+                default:
+                    break
+                }
+                if outcome != nil { break }
+            }
+            interrupt.cancel()
+            await app.stop()
+            let code = Self.exitCode(outcome, answered: answered, heardFromDevice: heardFromDevice)
+            note("ipcemu app call: \(code.meaning)")
+            if code != .answered { throw ExitCode(code.rawValue) }
+        }
+
+        static func exitCode(_ record: CallRecord?, answered: Bool, heardFromDevice: Bool) -> CallExitCode {
+            if answered || record?.answeredAt != nil { return .answered }
+            guard let record else { return .failed }
+            if !heardFromDevice { return .noDevice }
+            switch record.sdkError {
+            case .rejected?, .rejectedByOthers?: return .rejected
+            case .peerBusy?: return .busy
+            case .notAnswered?, .timeout?: return .notAnswered
+            default: return .failed
+            }
+        }
+    }
+
+    struct Listen: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Wait for calls from devices (a doorbell press) and answer them as told.",
+            discussion: "Listens on every device's out topic (smart/device/out/+) until SIGINT or SIGTERM."
+        )
+
+        @OptionGroup var connection: AppConnectionOptions
+        @Option(help: "What to do when called: auto (answer), reject, busy, ignore, manual (ring only).")
+        var answer: String = "auto"
+        @Option(help: "Seconds between ringing and answering (auto).") var answerDelay: Double = 0
+        @Option(help: "Hang up this many seconds after answering.") var hangupAfter: Double?
+        @Option(help: "Exit after this many calls have ended.") var calls: Int?
+
+        func validate() throws {
+            guard ["auto", "reject", "busy", "ignore", "manual"].contains(answer) else {
+                throw ValidationError("--answer must be auto, reject, busy, ignore or manual; got '\(answer)'")
+            }
+            guard answerDelay >= 0, answerDelay.isFinite else { throw ValidationError("--answer-delay must be zero or more seconds") }
+            if let calls, calls < 1 { throw ValidationError("--calls must be at least 1") }
+        }
+
+        var policy: AnswerPolicy {
+            switch answer {
+            case "reject": .reject
+            case "busy": .busy
+            case "ignore": .ignore
+            case "manual": .manual
+            default: .answerAfter(ms: Int64(answerDelay * 1000))
+            }
+        }
+
+        func run() async throws {
+            let app = try await connection.makeApp(config: AppEngineConfig(userId: connection.user, incomingPolicy: policy))
+            let template = try connection.profile.map(loadProfile)
+            try await app.listenToAllDevices { devId in
+                guard let p = template else { return DeviceAddress(devId: devId) }
+                let t = p.topics(for: devId)
+                return DeviceAddress(devId: devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta, security: p.security,
+                                     localKey: p.identity.localKey, p2pPassword: p.identity.p2pPassword)
+            }
+            note("ipcemu app listen: \(connection.user) is waiting for calls on \(connection.broker) (Ctrl-C to stop)")
+            let events = await app.events()
+            let printer = EventPrinter()
+            let hangupAfter = self.hangupAfter
+            let limit = calls
+            let stopper = Task {
+                _ = await waitForTerminationSignal()
+                await app.stop()
+            }
+            var ended = 0
+            for await event in events {
+                printer.print(event)
+                if case .sent(let m, _) = event, m.event == .answer, let hangupAfter {
+                    Task {
+                        try? await Task.sleep(for: seconds(hangupAfter))
+                        try? await app.hangUp()
+                    }
+                }
+                if case .callEnded = event {
+                    ended += 1
+                    if let limit, ended >= limit { break }
+                }
+            }
+            stopper.cancel()
+            await app.stop()
+        }
+    }
+}

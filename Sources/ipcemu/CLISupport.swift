@@ -1,0 +1,148 @@
+import ArgumentParser
+import CallEngine
+import CallRuntime
+import DeviceProfile
+import Dispatch
+import Foundation
+import MQTTTransport
+
+/// Exit codes of `ipcemu app call` (and friends): what happened to the call.
+enum CallExitCode: Int32, CaseIterable {
+    case answered = 0
+    case failed = 1
+    case rejected = 3
+    case busy = 4
+    case notAnswered = 5
+    case noDevice = 6
+
+    var meaning: String {
+        switch self {
+        case .answered: "answered"
+        case .failed: "failed (stopped, cancelled, or an error)"
+        case .rejected: "rejected"
+        case .busy: "busy"
+        case .notAnswered: "not answered"
+        case .noDevice: "no answer from the device or broker at all"
+        }
+    }
+}
+
+/// Prints one line to standard output at once (unbuffered: a pipe reader sees it immediately).
+func say(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// Prints to standard error, for humans.
+func note(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Loads a profile or fails with the loader's own message (file:line: field: expected).
+func loadProfile(_ path: String) throws -> DeviceProfile {
+    do {
+        return try DeviceProfile.load(path: path)
+    } catch {
+        throw ValidationError(error.description)
+    }
+}
+
+/// `--answer` values: answer, answer:SECONDS, reject, ignore, busy, manual.
+func parseAnswerPolicy(_ text: String) throws -> DeviceProfile.AnswerPolicy {
+    switch text {
+    case "answer", "auto": return .answer(afterSeconds: 0)
+    case "reject": return .reject
+    case "ignore": return .ignore
+    case "busy": return .busy
+    case "manual": return .manual
+    default:
+        if text.hasPrefix("answer:"), let s = Double(text.dropFirst("answer:".count)), s >= 0, s.isFinite {
+            return .answer(afterSeconds: s)
+        }
+        throw ValidationError("--answer must be answer, answer:SECONDS, reject, ignore, busy or manual; got '\(text)'")
+    }
+}
+
+/// MQTT options for a broker URL, with TLS files when the scheme is mqtts.
+func connectionOptions(brokerURL: String, clientID: String, caFile: String?, certFile: String?,
+                       keyFile: String?) throws -> MQTTClientOptions {
+    var options: MQTTClientOptions
+    let endpoint: MQTTBrokerEndpoint
+    do {
+        options = try MQTTClientOptions(brokerURL: brokerURL, clientID: clientID)
+        endpoint = try MQTTBrokerEndpoint(url: brokerURL)
+    } catch {
+        throw ValidationError("--broker: \(error)")
+    }
+    if endpoint.usesTLS {
+        let ca = caFile ?? "/etc/ssl/certs/ca-certificates.crt"
+        guard FileManager.default.isReadableFile(atPath: ca) else {
+            throw ValidationError("mqtts needs a CA file: '\(ca)' cannot be read (use --ca-file or broker.caFile)")
+        }
+        options.tls = MQTTTLSOptions(caFile: ca, certFile: certFile, keyFile: keyFile)
+    }
+    return options
+}
+
+/// Waits for SIGTERM or SIGINT and returns which one came.
+func waitForTerminationSignal() async -> Int32 {
+    signal(SIGTERM, SIG_IGN)
+    signal(SIGINT, SIG_IGN)
+    return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+        let once = ResumeOnce(continuation)
+        let queue = DispatchQueue(label: "ipcemu.signals")
+        for sig in [SIGTERM, SIGINT] {
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            source.setEventHandler { once.resume(sig) }
+            source.resume()
+            once.keep(source)
+        }
+    }
+}
+
+/// Resumes a continuation exactly once and keeps the signal sources alive meanwhile.
+final class ResumeOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Int32, Never>?
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(_ c: CheckedContinuation<Int32, Never>) { continuation = c }
+
+    func keep(_ s: any DispatchSourceSignal) {
+        lock.lock()
+        sources.append(s)
+        lock.unlock()
+    }
+
+    func resume(_ value: Int32) {
+        lock.lock()
+        let c = continuation
+        continuation = nil
+        lock.unlock()
+        c?.resume(returning: value)
+    }
+}
+
+/// Log options shared by the long-running commands.
+struct LogOptions: ParsableArguments {
+    @Option(help: "Log format: human or json (one JSON object per line).")
+    var logFormat: String = "human"
+
+    @Option(help: "Least severe level logged: debug, info, warning, error.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard LogFormat(rawValue: logFormat) != nil else {
+            throw ValidationError("--log-format must be human or json; got '\(logFormat)'")
+        }
+        guard LogLevel(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be debug, info, warning or error; got '\(logLevel)'")
+        }
+    }
+
+    func makeLog() -> EventLog {
+        EventLog(format: LogFormat(rawValue: logFormat) ?? .human, minimumLevel: LogLevel(rawValue: logLevel) ?? .info)
+    }
+}
+
+/// Seconds as a Duration.
+func seconds(_ s: Double) -> Duration { .milliseconds(Int64((s * 1000).rounded())) }

@@ -1,0 +1,91 @@
+import ArgumentParser
+import CallRuntime
+import DeviceProfile
+import Emulator
+import Foundation
+import MQTTTransport
+
+/// `ipcemu run`: one device, until SIGTERM/SIGINT.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run one emulated device.",
+        discussion: """
+            Connects the device of --profile to a broker, publishes its retained meta and online \
+            status, answers capability probes and takes and makes calls. Without --broker (and no \
+            broker.url in the profile) it starts a private mosquitto on a free loopback port and prints \
+            the command that calls the device. SIGTERM or SIGINT hangs up any call, publishes offline \
+            and exits 0.
+            """
+    )
+
+    @Option(help: "Device profile (YAML), e.g. device-profiles/doorbell.yaml.")
+    var profile: String
+
+    @Option(help: "Broker URL: mqtt://host:port or mqtts://host:port. Default: the profile's, else a private broker.")
+    var broker: String?
+
+    @Option(help: "Answer policy override: answer, answer:SECONDS, reject, ignore, busy, manual.")
+    var answer: String?
+
+    @Option(help: "CA file for mqtts (default: the profile's broker.caFile, else the system CAs).")
+    var caFile: String?
+
+    @Option(help: "Address the private broker listens on (default 127.0.0.1; 0.0.0.0 lets a phone on the LAN in).")
+    var bindAddress: String = "127.0.0.1"
+
+    @OptionGroup var logOptions: LogOptions
+
+    func run() async throws {
+        var profile = try loadProfile(self.profile)
+        if profile.isTemplate {
+            profile = try profile.instance(index: 0)
+        }
+        if let answer { profile.behaviour.answerPolicy = try parseAnswerPolicy(answer) }
+        let log = logOptions.makeLog()
+
+        var embedded: MosquittoBroker?
+        let brokerURL: String
+        if let url = broker ?? profile.broker.url?.description {
+            brokerURL = url
+        } else {
+            do {
+                embedded = try MosquittoBroker(MosquittoBroker.Configuration(bindAddress: bindAddress))
+            } catch {
+                throw ValidationError("cannot start the private broker: \(error)")
+            }
+            brokerURL = embedded?.url ?? ""
+            log.log(.info, "private broker started", fields: [("url", brokerURL)])
+        }
+        let options = try connectionOptions(
+            brokerURL: brokerURL, clientID: profile.identity.devId,
+            caFile: caFile ?? profile.broker.caFile, certFile: profile.broker.certFile, keyFile: profile.broker.keyFile)
+
+        let device = try Device(profile: profile, connection: options, log: log)
+        try await device.start()
+        let connected = await device.waitUntilConnected(timeout: .seconds(3))
+        printHowToCall(profile: profile, brokerURL: brokerURL, connected: connected)
+
+        let sig = await waitForTerminationSignal()
+        log.log(.info, "shutting down", fields: [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
+        await device.stop(timeout: .milliseconds(800))
+        embedded?.stop()
+    }
+
+    private func printHowToCall(profile: DeviceProfile, brokerURL: String, connected: Bool) {
+        let id = profile.identity
+        let state = connected ? "is online" : "is waiting for the broker (retrying)"
+        var lines = [
+            "",
+            "  \(id.name) (\(id.devId), category \(id.category)) \(state) at \(brokerURL)",
+            "",
+            "  Probe it:  ipcemu app probe \(id.devId) --broker \(brokerURL) --profile \(self.profile)",
+            "  Call it:   ipcemu app call \(id.devId) --broker \(brokerURL) --profile \(self.profile) --hangup-after 5",
+        ]
+        if let first = profile.behaviour.household.first {
+            lines.append("  Be called: ipcemu app listen --user \(first) --broker \(brokerURL) --profile \(self.profile)")
+        }
+        lines.append("")
+        say(lines.joined(separator: "\n"))
+    }
+}

@@ -1,0 +1,145 @@
+import AppSimulator
+import CallEngine
+import Foundation
+import IPCWire
+import MQTTTransport
+import Testing
+import TestSupport
+
+/// `ipcemu run` driven as a user would: a real process, a real broker, the app simulator.
+@Suite("ipcemu run", .serialized, .timeLimit(.minutes(1)))
+struct RunCommandTests {
+    let doorbell = packageRootPath + "/device-profiles/doorbell.yaml"
+    let devId = "ipcemu-doorbell-0001"
+
+    func app(_ broker: MosquittoBroker, user: String = "user-alice") async throws -> AppUser {
+        let app = try AppUser(userId: user, connection: broker.clientOptions(clientID: user))
+        try await app.start()
+        try await app.add(DeviceAddress(devId: devId))
+        return app
+    }
+
+    @Test("SIGTERM during a call: the app gets hang_up (reason shutdown), status goes offline, exit 0 within 2 s")
+    func sigtermDuringCall() async throws {
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", "answer:0"])
+        #expect(await run.waitFor("is online"), "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+
+        let app = try await app(broker)
+        var events = await app.events().makeAsyncIterator()
+        try await app.startCall(devId: devId, timeoutSeconds: 10)
+        var answered = false
+        while let e = await events.next() {
+            if case .received(let m, _) = e, m.event == .answer { answered = true; break }
+        }
+        #expect(answered)
+
+        let statusTopic = "smart/device/meta/\(devId)/online"
+        let collector = try await MessageCollector.start(broker: broker, filters: [statusTopic])
+        // The retained status arrives first: online.
+        let first = await collector.waitForMessages(count: 1, topic: statusTopic)
+        #expect(first.first.map { String(decoding: $0.payload, as: UTF8.self).contains(#""online":true"#) } == true)
+
+        let sent = ContinuousClock.now
+        run.signal(SIGTERM)
+        var hangUp: CallMessage?
+        var record: CallRecord?
+        while let e = await events.next() {
+            if case .received(let m, _) = e, m.event == .hangUp { hangUp = m }
+            if case .callEnded(let r) = e { record = r; break }
+        }
+        #expect(hangUp?.reason == "shutdown")
+        #expect(record?.sdkError == .peerHungUp)
+        let exit = await run.waitForExit(timeout: .seconds(2))
+        #expect(exit == 0, "exit \(String(describing: exit)) after \(ContinuousClock.now - sent); stderr: \(run.stderr)")
+        let after = await collector.waitForMessages(count: 2, topic: statusTopic)
+        #expect(after.last.map { String(decoding: $0.payload, as: UTF8.self).contains(#""online":false"#) } == true)
+        await collector.stop()
+        // A fresh subscriber sees the retained offline status.
+        let fresh = try await MessageCollector.start(broker: broker, filters: [statusTopic])
+        let retained = await fresh.waitForMessages(count: 1, topic: statusTopic)
+        #expect(retained.first?.retain == true)
+        #expect(retained.first.map { String(decoding: $0.payload, as: UTF8.self).contains(#""online":false"#) } == true)
+        await fresh.stop()
+        await app.stop()
+    }
+
+    @Test("no --broker: a private broker starts, and the printed command reaches the device")
+    func embeddedBroker() async throws {
+        let run = try IPCEmuProcess(["run", "--profile", doorbell])
+        #expect(await run.waitFor("ipcemu app call"), "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+        let out = run.stdout
+        let url = try #require(out.split(separator: " ").first { $0.hasPrefix("mqtt://127.0.0.1:") }.map(String.init))
+        let probe = try CLIRun.ipcemu(["app", "probe", devId, "--broker", url, "--profile", doorbell])
+        #expect(probe.status == 0, "\(probe.stderr)")
+        let body = try JSONValue.parse(Array(probe.stdout.utf8))
+        guard case .object(let o) = body else { Issue.record("probe printed no JSON object"); return }
+        #expect(o["support"] == .bool(true))
+        #expect(o["devId"] == .string(devId))
+
+        let call = try CLIRun.ipcemu(["app", "call", devId, "--broker", url, "--profile", doorbell, "--hangup-after", "0.2"])
+        #expect(call.status == 0, "\(call.stdout)\n\(call.stderr)")
+        #expect(call.stdout.contains("<- ring"))
+        #expect(call.stdout.contains("<- answer"))
+        run.signal(SIGINT)
+        #expect(await run.waitForExit(timeout: .seconds(3)) == 0)
+    }
+
+    @Test("the app call's exit code tells the outcome")
+    func callExitCodes() async throws {
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        for (policy, code, word) in [("reject", Int32(3), "rejected"), ("busy", 4, "busy"), ("ignore", 5, "not answered")] {
+            let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", policy])
+            #expect(await run.waitFor("is online"))
+            let call = try CLIRun.ipcemu(["app", "call", devId, "--broker", broker.url, "--timeout", "1"])
+            #expect(call.status == code, "policy \(policy): \(call.stdout) \(call.stderr)")
+            #expect(call.stderr.contains(word))
+            run.signal(SIGTERM)
+            #expect(await run.waitForExit(timeout: .seconds(3)) == 0)
+        }
+        // Nobody there: no device answers at all.
+        let none = try CLIRun.ipcemu(["app", "call", "no-such-device", "--broker", broker.url, "--timeout", "1"])
+        #expect(none.status == 6, "\(none.stdout) \(none.stderr)")
+    }
+
+    @Test("a broker that is down is a message and retries, not a crash")
+    func brokerDown() async throws {
+        let port = try freeLoopbackPort()
+        let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", "mqtt://127.0.0.1:\(port)"])
+        #expect(await run.waitFor("waiting for the broker"))
+        #expect(await run.waitFor("connection refused", inStderr: true), "stderr: \(run.stderr)")
+        #expect(run.process.isRunning)
+        // The broker comes up on that port: the device connects.
+        let broker = try MosquittoBroker(MosquittoBroker.Configuration(port: port))
+        defer { broker.stop() }
+        #expect(await run.waitFor("connected broker=", inStderr: true, timeout: .seconds(15)), "stderr: \(run.stderr)")
+        run.signal(SIGTERM)
+        #expect(await run.waitForExit(timeout: .seconds(3)) == 0)
+    }
+
+    @Test("bad arguments and bad profiles are named, exit non-zero")
+    func badArguments() throws {
+        let missing = try CLIRun.ipcemu(["run", "--profile", "/nonexistent/profile.yaml"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("/nonexistent/profile.yaml"))
+
+        let policy = try CLIRun.ipcemu(["run", "--profile", doorbell, "--answer", "sometimes"])
+        #expect(policy.status != 0)
+        #expect(policy.stderr.contains("--answer"))
+
+        let url = try CLIRun.ipcemu(["run", "--profile", doorbell, "--broker", "http://example"])
+        #expect(url.status != 0)
+        #expect(url.stderr.contains("mqtt://"))
+
+        let callType = try CLIRun.ipcemu(["app", "call", devId, "--call-type", "7"])
+        #expect(callType.status != 0)
+        #expect(callType.stderr.contains("--call-type"))
+
+        let format = try CLIRun.ipcemu(["run", "--profile", doorbell, "--log-format", "xml"])
+        #expect(format.status != 0)
+        #expect(format.stderr.contains("--log-format"))
+    }
+}
+
