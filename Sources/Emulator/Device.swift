@@ -78,8 +78,17 @@ public actor Device {
         client.connect()
     }
 
+    /// Waits until the device is connected AND has taken note of it (`status.connected` is true and
+    /// its presence is published), so a caller never sees a connected client with a status that
+    /// still says disconnected.
     public func waitUntilConnected(timeout: Duration = .seconds(5)) async -> Bool {
-        await client.waitUntilConnected(timeout: timeout)
+        let deadline = ContinuousClock.now + timeout
+        guard await client.waitUntilConnected(timeout: timeout) else { return false }
+        // The connection state reaches this actor through the state pump; let it run.
+        while !connected, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return connected
     }
 
     /// Clean shutdown (PROTOCOL.md 3.3): an answered call gets `hang_up`, a ringing incoming call
