@@ -193,6 +193,77 @@ extension EndToEnd {
             }
         }
 
+        @Test("type 2: a busy removes only its target; a later reject sends already_rejected to those left")
+        func oneToMoreBusyThenReject() async throws {
+            try await withHarness { h in
+                let (_, aliceEvents) = try await h.listener("user-alice", policy: .busy)
+                let (bob, bobEvents) = try await h.listener("user-bob")
+                let (_, carolEvents) = try await h.listener("user-carol", reach: .added)
+                let sessionId = try await h.device.press(targets: Self.users, callType: .oneToMore)
+                #expect(await aliceEvents.first { $0.sentEvent(.busy) }?.sessionId == sessionId)
+                #expect(await eventuallyAsync { await h.device.status.session?.activePeers == ["user-bob", "user-carol"] })
+                #expect(await bobEvents.first { $0.incomingSession } == sessionId)
+                #expect(await carolEvents.first { $0.incomingSession } == sessionId)
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(h.wire.sent(.alreadyRejected).isEmpty && h.wire.sent(.cancel).isEmpty)
+
+                try await bob.reject()
+                #expect(await carolEvents.first { $0.endedRecord }?.sdkError == .rejectedByOthers)
+                let record = try #require(await h.deviceEvents.first { $0.endedRecord })
+                #expect(record.outcome == .rejected)
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(h.wire.sent(.alreadyRejected).map(\.targetId) == ["user-carol"], "alice had left")
+            }
+        }
+
+        @Test("type 3: busy and reject mixed end the call as rejected, not busy")
+        func oneToMoreSpecialBusyAndReject() async throws {
+            try await withHarness { h in
+                _ = try await h.listener("user-alice", policy: .busy)
+                _ = try await h.listener("user-bob", policy: .reject)
+                _ = try await h.listener("user-carol", policy: .busy)
+                _ = try await h.device.press(targets: Self.users, callType: .oneToMoreSpecial)
+                let record = try #require(await h.deviceEvents.first { $0.endedRecord })
+                #expect(record.outcome == .rejected && record.reason == .rejected)
+            }
+        }
+
+        @Test("while the device's call rings: a stranger gets undefined_session, a target that left is ignored")
+        func strangersDuringOutgoingCall() async throws {
+            try await withHarness { h in
+                let l = try await threeListeners(h)
+                let sessionId = try await h.device.press(targets: Self.users, callType: .oneToMoreSpecial)
+                try await waitRinging(h, l, sessionId: sessionId)
+                try await l[0].app.reject()
+                #expect(await eventuallyAsync { await h.device.status.session?.activePeers.count == 2 })
+                let before = await h.device.status
+
+                // A stranger answers the call: stop undefined_session to it, the call goes on.
+                try await h.send(CallMessage(event: .answer, curId: "user-mallory", targetId: h.devId, sessionId: sessionId))
+                let stop = try #require(await h.wire.waitForSent(.stop).first)
+                #expect(stop.targetId == "user-mallory" && stop.reason == "undefined_session")
+                // Alice, who rejected, answers after all: logged, no reply, nothing changes.
+                let mark = await h.deviceEvents.count
+                let outBefore = h.wire.outCalls().count
+                try await h.send(CallMessage(event: .answer, curId: "user-alice", targetId: h.devId, sessionId: sessionId))
+                #expect(await h.deviceEvents.first(after: mark) { $0.isRefusal ? true : nil } == true)
+                try await Task.sleep(for: .milliseconds(150))
+                #expect(h.wire.outCalls().count == outBefore)
+                #expect(await h.device.status == before)
+
+                // An app calling the device now gets busy; the device's own call goes on.
+                let (dave, daveEvents) = try await h.app("user-dave")
+                _ = try await dave.startCall(devId: h.devId, timeoutSeconds: 5)
+                #expect(await daveEvents.first { $0.endedRecord }?.sdkError == .peerBusy)
+                #expect(await h.device.status == before)
+                // And the doorbell cannot be pressed again meanwhile.
+                await #expect(throws: CallActionError.onCalling(sessionId: sessionId)) {
+                    try await h.device.press(targets: ["user-dave"])
+                }
+                #expect(await h.device.status == before)
+            }
+        }
+
         @Test("the device cancels: cancel to every target (-2523)")
         func deviceCancels() async throws {
             try await withHarness { h in
