@@ -202,6 +202,26 @@ extension EndToEnd {
             }
         }
 
+        @Test("a payload of 2 MiB (over the transport's own limit too): no reply, the call goes on, the device still works")
+        func hugePayload() async throws {
+            try await withHarness(edit: { $0.behaviour.answerPolicy = .answer(afterSeconds: 0) }) { h in
+                let (alice, aliceEvents) = try await h.app("user-alice")
+                _ = try await alice.startCall(devId: h.devId, timeoutSeconds: 10)
+                #expect(await aliceEvents.first { $0.receivedEvent(.answer) } != nil)
+                await h.wire.waitForSent(.answer)
+                let before = await h.device.status
+                let outBefore = h.wire.outCalls().count
+                let context = PayloadContext(devId: h.devId, now: WallClock.nowMs(), liveSession: "")
+                try await h.sendRaw(context.call { $0["appDeviceId"] = .string(String(repeating: "y", count: 2 << 20)) })
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(h.wire.outCalls().count == outBefore)
+                #expect(await h.device.status == before)
+                // Still listening: a valid call from someone else gets busy.
+                try await h.send(h.call(from: "user-bob", session: "bob-1"))
+                #expect(await h.wire.waitForSent(.busy).first?.targetId == "user-bob")
+            }
+        }
+
         func eventuallyReplies(_ h: CallHarness, after mark: Int) async -> [CallMessage] {
             _ = await eventuallyAsync(timeout: .seconds(3)) { h.wire.outCalls().count > mark }
             return Array(h.wire.outCalls().dropFirst(mark))
