@@ -42,6 +42,22 @@ extension EndToEnd {
                     #expect(!String(decoding: p, as: UTF8.self).contains("sessionId"), "plain JSON on the wire")
                 }
                 #expect(h.wire.outCalls().map(\.event) == [.ring, .answer])
+
+                // QoS 1, not retained (PROTOCOL.md 1).
+                let messages = h.wire.collector.messages(on: h.wire.outTopic) + h.wire.collector.messages(on: h.wire.inTopic)
+                #expect(messages.allSatisfy { $0.qos == 1 && !$0.retain })
+                // Headers: the device is from 1, the app from 2^31 + CRC bits; seqs start from the
+                // clock and go up by one per message (PROTOCOL.md 2.1).
+                let clockSeq = PayloadSealer.initialSequence(unixSeconds: WallClock.nowSeconds())
+                for (topic, from) in [(h.wire.outTopic, SealHeader.deviceFrom), (h.wire.inTopic, app.sealFrom)] {
+                    var opener = try PayloadOpener(mode: mode, localKey: h.profile.identity.localKey)
+                    let headers = try h.wire.payloads(on: topic).map { try #require(try opener.open($0).header) }
+                    #expect(headers.allSatisfy { $0.from == from })
+                    let seqs = headers.map(\.seq)
+                    #expect(seqs == Array(seqs[0]..<(seqs[0] + UInt32(seqs.count))), "seqs \(seqs)")
+                    #expect(seqs[0] <= clockSeq && clockSeq - seqs[0] < 100, "seq \(seqs[0]) vs clock \(clockSeq)")
+                }
+                #expect(app.sealFrom >= 0x8000_0000)
                 #expect(await h.deviceEvents.first(within: .zero) { $0.isRefusal ? true : nil } == nil)
             }
         }
