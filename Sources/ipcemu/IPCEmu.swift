@@ -9,6 +9,6 @@ struct IPCEmu: AsyncParsableCommand {
         commandName: "ipcemu",
         abstract: "Emulates a Tuya-style video doorbell (IPC with screen) or control panel over MQTT and WebRTC.",
         version: version,
-        subcommands: []
+        subcommands: [CamerasCommand.self, SnapshotCommand.self]
     )
 }

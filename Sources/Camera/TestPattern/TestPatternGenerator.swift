@@ -74,7 +74,12 @@ public struct TestPatternGenerator: Sendable {
                              cw: cw, uOff: uOff, vOff: vOff, bgY: backgroundY, bgU: backgroundU, bgV: backgroundV)
             }
             if let size, let position {
+                // A white box with a black border: visible on every bar.
                 Self.fill(base, rect: (position.x, position.y, size.width, size.height), width: w, height: h,
+                          cw: cw, uOff: uOff, vOff: vOff, yuv: (16, 128, 128))
+                let border = min(4, size.width / 4, size.height / 4)
+                Self.fill(base, rect: (position.x + border, position.y + border, size.width - 2 * border,
+                                       size.height - 2 * border), width: w, height: h,
                           cw: cw, uOff: uOff, vOff: vOff, yuv: (235, 128, 128))
             }
             stamp.draw(luma: base, width: w, height: h, stride: w, previous: previousStamp)
