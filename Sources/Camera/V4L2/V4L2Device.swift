@@ -16,6 +16,10 @@ public struct V4L2Capabilities: Sendable, Equatable {
 public struct V4L2Interval: Sendable, Equatable, CustomStringConvertible {
     public var numerator: UInt32
     public var denominator: UInt32
+    public init(numerator: UInt32, denominator: UInt32) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
     public var fps: Double { numerator == 0 ? 0 : Double(denominator) / Double(numerator) }
     public var description: String {
         let f = fps
@@ -54,6 +58,11 @@ public enum V4L2FrameSizes: Sendable, Equatable {
         public var width: Int
         public var height: Int
         public var rates: V4L2FrameRates
+        public init(width: Int, height: Int, rates: V4L2FrameRates) {
+            self.width = width
+            self.height = height
+            self.rates = rates
+        }
     }
     case discrete([Size])
     /// Stepwise or continuous; `rates` are those at the largest size.
@@ -68,6 +77,13 @@ public struct V4L2FormatInfo: Sendable, Equatable {
     public var name: String
     public var flags: UInt32
     public var sizes: V4L2FrameSizes
+
+    public init(fourcc: UInt32, name: String, flags: UInt32, sizes: V4L2FrameSizes) {
+        self.fourcc = fourcc
+        self.name = name
+        self.flags = flags
+        self.sizes = sizes
+    }
 
     public var fourccString: String { fourCCString(fourcc) }
     /// Made by libv4l2 converting another format, not by the camera.
