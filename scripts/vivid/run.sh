@@ -5,7 +5,8 @@
 #
 #   scripts/vivid/run.sh /abs/path/to/script.sh [timeout-seconds]
 #
-# Uses KVM when /dev/kvm is usable and IPCEMU_VIVID_ACCEL is not "tcg"; software emulation otherwise.
+# Software emulation (TCG) by default: it works everywhere, including inside VMs whose nested KVM
+# cannot run this kernel. IPCEMU_VIVID_ACCEL=kvm opts in to KVM.
 set -euo pipefail
 script="${1:?usage: run.sh /abs/path/script.sh [timeout-seconds]}"
 limit="${2:-240}"
@@ -15,13 +16,12 @@ command -v qemu-system-x86_64 >/dev/null || {
   echo "vivid/run: qemu-system-x86_64 is missing: install qemu-system-x86 (scripts/install-deps.sh)" >&2; exit 3; }
 cache="$("$here/prepare.sh" | tail -n1)"
 
-accel="${IPCEMU_VIVID_ACCEL:-auto}"
-accel_args=(-accel tcg)
-if [ "$accel" != "tcg" ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
-  accel_args=(-accel kvm -accel tcg)
+accel_args=(-accel tcg -cpu max)
+if [ "${IPCEMU_VIVID_ACCEL:-tcg}" = "kvm" ]; then
+  accel_args=(-accel kvm -cpu host)
 fi
 exec timeout --kill-after=5 "$limit" qemu-system-x86_64 \
-  "${accel_args[@]}" -cpu max -m 1024 -smp 1 \
+  "${accel_args[@]}" -m 1024 -smp 1 \
   -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$cache/vmlinuz" -initrd "$cache/initramfs.cpio.gz" \
   -append "console=ttyS0 quiet loglevel=3 panic=-1 ipcemu_script=$script" \

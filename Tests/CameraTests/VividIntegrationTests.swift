@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// Our V4L2 source against a real kernel driver: Debian's kernel booted under qemu (software
+/// emulation unless KVM is usable) with the vivid virtual camera, running ipcemu-camera-check from
+/// the host over virtio-9p. scripts/vivid/prepare.sh downloads the kernel package on first use.
+@Suite("vivid camera under qemu")
+struct VividIntegrationTests {
+    @Test("captures 30 frames from vivid by path and by card name", .timeLimit(.minutes(10)))
+    func captureFromVivid() throws {
+        let root = TestEnvironment.repositoryRoot
+        let runner = root.appendingPathComponent("scripts/vivid/run.sh").path
+        let check = TestEnvironment.product("ipcemu-camera-check")
+        try #require(FileManager.default.isExecutableFile(atPath: check), "ipcemu-camera-check not built at \(check)")
+        let qemu = ["/usr/bin/qemu-system-x86_64", "/usr/local/bin/qemu-system-x86_64"]
+        guard qemu.contains(where: FileManager.default.isExecutableFile(atPath:)) else {
+            Issue.record("""
+                VIVID TEST NOT RUN: qemu-system-x86_64 is missing. Install it with scripts/install-deps.sh \
+                (Debian package qemu-system-x86); this test boots a kernel with the vivid camera under qemu.
+                """)
+            return
+        }
+        let script = TestEnvironment.temporaryPath("vivid.sh")
+        let guestScript = """
+            \(check) capture /dev/video0 30 640x360 30
+            \(check) capture vivid 30 320x180 30 NV12
+            """
+        #expect(FileManager.default.createFile(atPath: script, contents: Data(guestScript.utf8)))
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        let started = Date()
+        let run = try TestEnvironment.run("/bin/bash", [runner, script, "400"])
+        let seconds = Date().timeIntervalSince(started)
+        let lines = run.output.split(whereSeparator: \.isNewline).map(String.init)
+        let results = lines.filter { $0.hasPrefix("CAMERA-CHECK:") }
+        let guest = lines.filter { $0.hasPrefix("IPCEMU-VIVID:") }
+        print("vivid test: \(String(format: "%.1f", seconds)) s; \(results.joined(separator: " | "))")
+        #expect(run.status == 0, "qemu run failed (status \(run.status)): \(run.output.suffix(3000))")
+        try #require(results.count == 2, "expected two CAMERA-CHECK lines; guest said: \(guest) \(run.output.suffix(3000))")
+        #expect(results[0].hasPrefix("CAMERA-CHECK: ok frames=30 format=YUYV size=640x360"), "\(results[0])")
+        #expect(results[0].contains("status=\"live (/dev/video0 YUYV 640x360@30)\""), "\(results[0])")
+        #expect(results[1].hasPrefix("CAMERA-CHECK: ok frames=30 format=NV12 size=320x180"), "\(results[1])")
+        #expect(guest.contains("IPCEMU-VIVID: script-exit 0"))
+    }
+}
