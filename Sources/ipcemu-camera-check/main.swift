@@ -4,6 +4,10 @@
 //       Captures FRAMES frames through Camera's V4L2Source (DEVICE: /dev/videoN or a card name)
 //       and prints one line "CAMERA-CHECK: ok ..." or "CAMERA-CHECK: fail ...". The vivid
 //       integration test runs it inside a qemu guest.
+//   ipcemu-camera-check unplug DEVICE
+//       vivid only: captures, presses vivid's "Disconnect" control (an emulated USB unplug; the
+//       device reconnects once every file handle is closed), and checks that the source reports
+//       no video and then picks the camera up again. Prints "CAMERA-CHECK: ok unplug ...".
 //   ipcemu-camera-check bench-pattern [WxH] [FPS] [SECONDS] [hold]
 //       Runs the test pattern in real time and prints the process's CPU use as % of one core.
 //       With "hold", the consumer keeps each frame until the next (forcing a copy per frame).
@@ -49,8 +53,8 @@ final class Collector: @unchecked Sendable {
             } else {
                 held = f
             }
-            if frames.count >= limit { condition.broadcast() }
         }
+        condition.broadcast()
     }
 }
 
@@ -101,6 +105,50 @@ case "capture":
           + " realtime=\(realTime) bytes=\(sizeOK) fps=\(String(format: "%.1f", measuredFPS)) elapsed_ms=\(elapsed)"
           + " status=\"\(live?.description ?? "none")\"")
     exit(verdict == "ok" ? 0 : 1)
+
+case "unplug":
+    guard args.count >= 2 else { fail("usage: unplug DEVICE") }
+    let path = args[1]
+    let source = V4L2Source(device: .path(path), request: .init(width: 320, height: 180, fps: 30),
+                            retry: .init(initialDelayMs: 100, maximumDelayMs: 400, stallTimeoutMs: 3000))
+    let collector = Collector(limit: 100_000, keep: true)
+    do { try source.start { collector.handle($0) } } catch { fail("\(error)") }
+    func waitFor(_ seconds: Double, _ predicate: (Collector) -> Bool) -> Bool {
+        collector.condition.lock()
+        defer { collector.condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !predicate(collector) {
+            if !collector.condition.wait(until: deadline) { return predicate(collector) }
+        }
+        return true
+    }
+    guard waitFor(30, { $0.frames.count >= 10 }) else { fail("unplug: no frames before the unplug") }
+    let vividDisconnect: UInt32 = 0x00f0_f000 + 65  // VIVID_CID_DISCONNECT
+    do { try V4L2Control.set(device: path, id: vividDisconnect, value: 0) } catch { fail("unplug: pressing Disconnect: \(error)") }
+    let t0 = Date()
+    guard waitFor(30, { $0.statuses.contains { if case .noVideo = $0 { return true } else { return false } } }) else {
+        fail("unplug: the source never reported no video; statuses \(collector.statuses)")
+    }
+    let lostAfter = Int(Date().timeIntervalSince(t0) * 1000)
+    collector.condition.lock()
+    let framesAtLoss = collector.frames.count
+    collector.condition.unlock()
+    guard waitFor(60, { c in c.frames.count >= framesAtLoss + 10 }) else {
+        fail("unplug: the camera did not come back; statuses \(collector.statuses)")
+    }
+    let backAfter = Int(Date().timeIntervalSince(t0) * 1000)
+    source.stop()
+    collector.condition.lock()
+    let statuses = collector.statuses.map(\.description)
+    let sequences = collector.frames.map(\.sequence)
+    collector.condition.unlock()
+    let increasing = zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }
+    let lives = statuses.filter { $0.hasPrefix("live") }.count
+    let reason = statuses.first { $0.hasPrefix("no video") } ?? ""
+    let ok = increasing && lives == 2
+    print("CAMERA-CHECK: \(ok ? "ok" : "fail") unplug lost_ms=\(lostAfter) back_ms=\(backAfter) lives=\(lives)"
+          + " increasing=\(increasing) reason=\"\(reason)\"")
+    exit(ok ? 0 : 1)
 
 case "bench-pattern":
     let (w, h) = size(1, (1280, 720))

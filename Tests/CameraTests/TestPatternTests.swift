@@ -94,4 +94,21 @@ struct TestPatternTests {
         #expect(rec.statuses.first == .live(description: "test pattern 320x180@50"))
         #expect(rec.statuses.last == .stopped)
     }
+
+    @Test("events() delivers status then frames as an async stream; leaving the loop stops the source")
+    func asyncEvents() async throws {
+        let source = try TestPatternSource(width: 128, height: 32, fps: 100)
+        var frames: [Frame] = []
+        var statuses: [FrameSourceStatus] = []
+        for await event in try source.events() {
+            switch event {
+            case .status(let s): statuses.append(s)
+            case .frame(let f): frames.append(f)
+            }
+            if frames.count == 3 { break }
+        }
+        #expect(statuses == [.live(description: "test pattern 128x32@100")])
+        #expect(frames.map(\.sequence) == [0, 1, 2])
+        #expect(throws: CameraError.alreadyStarted) { try source.start { _ in } }
+    }
 }

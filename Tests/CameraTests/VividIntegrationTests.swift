@@ -6,7 +6,7 @@ import Testing
 /// the host over virtio-9p. scripts/vivid/prepare.sh downloads the kernel package on first use.
 @Suite("vivid camera under qemu")
 struct VividIntegrationTests {
-    @Test("captures 30 frames from vivid by path and by card name", .timeLimit(.minutes(10)))
+    @Test("captures 30 frames from vivid by path and by card name, survives an emulated unplug", .timeLimit(.minutes(10)))
     func captureFromVivid() throws {
         let root = TestEnvironment.repositoryRoot
         let runner = root.appendingPathComponent("scripts/vivid/run.sh").path
@@ -24,6 +24,7 @@ struct VividIntegrationTests {
         let guestScript = """
             \(check) capture /dev/video0 30 640x360 30
             \(check) capture vivid 30 320x180 30 NV12
+            \(check) unplug /dev/video0
             """
         #expect(FileManager.default.createFile(atPath: script, contents: Data(guestScript.utf8)))
         defer { try? FileManager.default.removeItem(atPath: script) }
@@ -35,10 +36,12 @@ struct VividIntegrationTests {
         let guest = lines.filter { $0.hasPrefix("IPCEMU-VIVID:") }
         print("vivid test: \(String(format: "%.1f", seconds)) s; \(results.joined(separator: " | "))")
         #expect(run.status == 0, "qemu run failed (status \(run.status)): \(run.output.suffix(3000))")
-        try #require(results.count == 2, "expected two CAMERA-CHECK lines; guest said: \(guest) \(run.output.suffix(3000))")
+        try #require(results.count == 3, "expected three CAMERA-CHECK lines; guest said: \(guest) \(run.output.suffix(3000))")
         #expect(results[0].hasPrefix("CAMERA-CHECK: ok frames=30 format=YUYV size=640x360"), "\(results[0])")
         #expect(results[0].contains("status=\"live (/dev/video0 YUYV 640x360@30)\""), "\(results[0])")
         #expect(results[1].hasPrefix("CAMERA-CHECK: ok frames=30 format=NV12 size=320x180"), "\(results[1])")
+        #expect(results[2].hasPrefix("CAMERA-CHECK: ok unplug"), "\(results[2])")
+        #expect(results[2].contains("went away"), "\(results[2])")
         #expect(guest.contains("IPCEMU-VIVID: script-exit 0"))
     }
 }

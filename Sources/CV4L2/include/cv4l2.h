@@ -47,6 +47,8 @@ static const unsigned long CV4L2_VIDIOC_QBUF = VIDIOC_QBUF;
 static const unsigned long CV4L2_VIDIOC_DQBUF = VIDIOC_DQBUF;
 static const unsigned long CV4L2_VIDIOC_STREAMON = VIDIOC_STREAMON;
 static const unsigned long CV4L2_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
+static const unsigned long CV4L2_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
+static const unsigned long CV4L2_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
 
 /* Pixel formats (V4L2_PIX_FMT_*). */
 static const uint32_t CV4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;

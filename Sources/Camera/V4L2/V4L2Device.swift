@@ -203,6 +203,27 @@ final class V4L2Device {
     }
 }
 
+/// Camera controls (VIDIOC_G_CTRL / VIDIOC_S_CTRL): exposure, brightness, or a driver's own
+/// (vivid's "Disconnect" button emulates an unplug, which the integration test uses).
+public enum V4L2Control {
+    /// Sets control `id` on the device at `path` (opened just for this, then closed).
+    public static func set(device path: String, id: UInt32, value: Int32, driver: V4L2Driver = .system) throws(V4L2Error) {
+        let device = try V4L2Device.open(path, driver: driver)
+        defer { device.close() }
+        var control = v4l2_control(id: id, value: value)
+        try device.call("VIDIOC_S_CTRL", CV4L2_VIDIOC_S_CTRL, &control)
+    }
+
+    /// Reads control `id`.
+    public static func get(device path: String, id: UInt32, driver: V4L2Driver = .system) throws(V4L2Error) -> Int32 {
+        let device = try V4L2Device.open(path, driver: driver)
+        defer { device.close() }
+        var control = v4l2_control(id: id, value: 0)
+        try device.call("VIDIOC_G_CTRL", CV4L2_VIDIOC_G_CTRL, &control)
+        return control.value
+    }
+}
+
 /// A fixed-size C char array (imported as a tuple) as a String.
 func cString<T>(_ tuple: T) -> String {
     withUnsafeBytes(of: tuple) { raw in
