@@ -100,7 +100,7 @@ struct TestPatternTests {
         let source = try TestPatternSource(width: 128, height: 32, fps: 100)
         var frames: [Frame] = []
         var statuses: [FrameSourceStatus] = []
-        for await event in try source.events() {
+        for await event in try source.events(bufferingNewest: 1024) {
             switch event {
             case .status(let s): statuses.append(s)
             case .frame(let f): frames.append(f)
