@@ -16,6 +16,10 @@ if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
   mkdir -p "$cache"
 fi
 
+# One preparer at a time (two test runs may start together).
+exec 9>"$cache/.lock"
+command -v flock >/dev/null && flock 9
+
 for tool in apt-get dpkg-deb cpio busybox; do
   command -v "$tool" >/dev/null || { echo "vivid/prepare: '$tool' is missing (run scripts/install-deps.sh)" >&2; exit 2; }
 done
@@ -25,9 +29,22 @@ if ! file -L "$busybox_bin" 2>/dev/null | grep -q "statically linked"; then
 fi
 
 # 1. Which kernel: the one Debian's linux-image-amd64 currently points at, unless told.
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+refreshed=""
+refresh_apt_lists() { # once: a fresh machine may have no package lists yet
+  [ -n "$refreshed" ] && return 1
+  refreshed=1
+  echo "vivid/prepare: apt-get update" >&2
+  $SUDO apt-get update -qq >&2
+}
 pkg="${IPCEMU_VIVID_KERNEL:-}"
 if [ -z "$pkg" ]; then
-  pkg="$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')"
+  kernel_of_metapackage() {
+    apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'
+  }
+  pkg="$(kernel_of_metapackage)"
+  if [ -z "$pkg" ] && refresh_apt_lists; then pkg="$(kernel_of_metapackage)"; fi
 fi
 [ -n "$pkg" ] || { echo "vivid/prepare: cannot tell which kernel package to use (apt-cache depends linux-image-amd64)" >&2; exit 2; }
 
@@ -44,8 +61,10 @@ work="$cache/work"
 rm -rf "$work" && mkdir -p "$work"
 if ! ls "$cache/$pkg"_*.deb >/dev/null 2>&1; then
   echo "vivid/prepare: downloading $pkg" >&2
-  (cd "$cache" && apt-get download "$pkg" >&2) || {
-    echo "vivid/prepare: apt-get download $pkg failed; try 'apt-get update' first" >&2; exit 2; }
+  rm -f "$cache"/linux-image-*.deb
+  (cd "$cache" && apt-get download "$pkg" >&2) \
+    || { refresh_apt_lists && (cd "$cache" && apt-get download "$pkg" >&2); } \
+    || { echo "vivid/prepare: apt-get download $pkg failed" >&2; exit 2; }
 fi
 deb="$(ls "$cache/$pkg"_*.deb | head -n1)"
 echo "vivid/prepare: extracting $(basename "$deb")" >&2
