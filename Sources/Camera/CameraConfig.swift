@@ -80,7 +80,9 @@ public struct CameraConfig: Sendable, Equatable {
                 request: V4L2Negotiation.Request(width: width, height: height, fps: fps, format: preferredFormat),
                 driver: v4l2Driver)
         case .clip(let path):
-            return try ClipLoopSource(clip: H264Clip(contentsOfFile: path), label: path)
+            // The clip's own rate (SPS timing) when it states one, else the configured rate.
+            let clip = try H264Clip.shared(contentsOfFile: path)
+            return try ClipLoopSource(clip: clip, fps: clip.fps == nil ? fps : nil, label: path)
         }
     }
 }

@@ -107,4 +107,20 @@ struct ClipLoopTests {
         while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { counters.append(try sample.readStamp().counter) }
         #expect(counters == (0..<50).map { UInt16($0 % 20) })
     }
+
+    @Test("a camera's H.264 pass-through gets SPS/PPS in front of every IDR")
+    func parameterSetsForPassThrough() {
+        var cache = H264ParameterSetCache()
+        let sps = Self.nal(0x67, [0x42, 0xC0, 0x1E])
+        let pps = Self.nal(0x68, [0xCE, 0x3C, 0x80])
+        let first = cache.process(sps + pps + Self.nal(0x65, [0x88, 0x01]))
+        #expect(first.isKeyFrame)
+        #expect(H264AnnexB.nalUnits(first.bytes).map(\.type) == [7, 8, 5])
+        let p = cache.process(Self.nal(0x41, [0x9A]))
+        #expect(!p.isKeyFrame && H264AnnexB.nalUnits(p.bytes).map(\.type) == [1])
+        let idr = cache.process(Self.nal(0x65, [0x88, 0x02]))
+        #expect(idr.isKeyFrame)
+        #expect(H264AnnexB.nalUnits(idr.bytes).map(\.type) == [7, 8, 5])
+        #expect(Array(idr.bytes.prefix(8)) == [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1E])
+    }
 }

@@ -257,3 +257,32 @@ public struct H264SequenceInfo: Sendable, Equatable {
         fps = rate
     }
 }
+
+/// Keeps the latest SPS and PPS of a live H.264 stream (a camera's pass-through) and puts them in
+/// front of any IDR access unit that arrives without them, so every key frame can start a decoder.
+public struct H264ParameterSetCache: Sendable {
+    private var sps: H264AnnexB.NALUnit?
+    private var pps: H264AnnexB.NALUnit?
+
+    public init() {}
+
+    /// Returns the access unit, completed with SPS/PPS when it is an IDR lacking them, and
+    /// whether it is an IDR.
+    public mutating func process(_ accessUnit: [UInt8]) -> (bytes: [UInt8], isKeyFrame: Bool) {
+        let units = H264AnnexB.nalUnits(accessUnit)
+        var hasSPS = false, hasPPS = false, isIDR = false
+        for unit in units {
+            switch unit.type {
+            case H264AnnexB.NALType.sps: sps = unit; hasSPS = true
+            case H264AnnexB.NALType.pps: pps = unit; hasPPS = true
+            case H264AnnexB.NALType.idr: isIDR = true
+            default: break
+            }
+        }
+        guard isIDR, !(hasSPS && hasPPS), let sps, let pps else { return (accessUnit, isIDR) }
+        var completed: [H264AnnexB.NALUnit] = []
+        if !hasSPS { completed.append(sps) }
+        if !hasPPS { completed.append(pps) }
+        return (H264AnnexB.annexB(completed + units), true)
+    }
+}

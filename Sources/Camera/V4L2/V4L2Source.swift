@@ -166,6 +166,7 @@ private struct CaptureLoop {
         defer { stream.close() }
         report(.live(description: "\(dev.path) \(stream.summary)"))
         var lastDriverSequence: UInt32?
+        var parameterSets = H264ParameterSetCache()
         var lastFrameNs = Clocks.monotonicNs()
         while !shouldStop() {
             guard let captured = try stream.next(timeoutMs: 100) else {
@@ -188,9 +189,15 @@ private struct CaptureLoop {
             var ts = captureMono >= startNs ? captureMono - startNs : 0
             if let last = lastTimestampNs, ts <= last { ts = last + 1 }
             lastTimestampNs = ts
+            var bytes = captured.bytes
+            var isKeyFrame = captured.isKeyFrame
+            if stream.format == .h264 {
+                // Pass-through: SPS/PPS in front of every IDR, even when the camera sends them once.
+                (bytes, isKeyFrame) = parameterSets.process(bytes)
+            }
             let frame = Frame(format: stream.format, width: stream.width, height: stream.height,
-                              bytes: captured.bytes, captureTimeMs: captureUnix, timestampNs: ts,
-                              sequence: sequence, isKeyFrame: captured.isKeyFrame)
+                              bytes: bytes, captureTimeMs: captureUnix, timestampNs: ts,
+                              sequence: sequence, isKeyFrame: isKeyFrame)
             sequence += 1
             delivered = true
             sink(.frame(frame))

@@ -125,7 +125,7 @@ final class V4L2Stream {
         if b.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK == CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC, ts.tv_sec > 0 || ts.tv_usec > 0 {
             mono = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_usec) * 1000
         }
-        let key = format != .h264 || b.flags & CV4L2_BUF_FLAG_KEYFRAME != 0 || H264AnnexB.containsIDR(bytes)
+        let key = format != .h264 || b.flags & CV4L2_BUF_FLAG_KEYFRAME != 0
         return Captured(bytes: bytes, driverSequence: b.sequence, monotonicNs: mono, isKeyFrame: key)
     }
 
