@@ -119,6 +119,11 @@ final class V4L2Stream {
         defer { _ = try? queue(b.index) }
         if b.flags & CV4L2_BUF_FLAG_ERROR != 0 { return nil }
         let used = min(Int(b.bytesused), buffers[index].length)
+        if let expected = format.rawFrameSize(width: width, height: height),
+           used < (bytesPerLine == (format == .yuyv ? 2 * width : width) ? expected : bytesPerLine * height) {
+            return nil  // a short raw frame: damaged, not worth passing on
+        }
+        if used == 0 { return nil }
         let bytes = pack(buffers[index].address, used: used)
         var mono: UInt64?
         let ts = b.timestamp
