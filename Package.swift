@@ -47,7 +47,16 @@ let package = Package(
         .target(name: "MQTTTransport", dependencies: ["CMosquitto"]),
         // MARK: Camera: V4L2 (through a C shim), stamped test pattern, H.264 clip loop.
         .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
-        .target(name: "Camera", dependencies: ["CV4L2"]),
+        .target(name: "Camera", dependencies: ["CV4L2", "CGStreamer"]),
+        // GStreamer through a system library and a header-only shim (generic wrappers: parse a
+        // pipeline, push to appsrc, pull from appsink, read the bus); WebRTCLink extends it.
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-app-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+        ),
+        // The vivid integration test's guest program, and the test pattern's CPU benchmark.
+        .executableTarget(name: "ipcemu-camera-check", dependencies: ["Camera"]),
         // MARK: Glue: what runs an engine in real time (clock, timers, event log); one actor per
         // device; and the app side that mirrors the SDK.
         .target(name: "CallRuntime", dependencies: ["IPCWire", "CallEngine"]),
@@ -78,7 +87,10 @@ let package = Package(
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
-        .testTarget(name: "CameraTests", dependencies: ["Camera", "CV4L2", "TestSupport"]),
+        .testTarget(
+            name: "CameraTests",
+            dependencies: ["Camera", "CV4L2", "CGStreamer", "TestSupport"]
+        ),
         .testTarget(
             name: "CLITests",
             dependencies: ["AppSimulator", "CallEngine", "IPCWire", "MQTTTransport", "TestSupport"]

@@ -9,6 +9,9 @@ struct IPCEmu: AsyncParsableCommand {
         commandName: "ipcemu",
         abstract: "Emulates a Tuya-style video doorbell (IPC with screen) or control panel over MQTT and WebRTC.",
         version: version,
-        subcommands: [RunCommand.self, AppCommand.self, BenchCommand.self, ProfileCommand.self]
+        subcommands: [
+            RunCommand.self, AppCommand.self, BenchCommand.self, ProfileCommand.self,
+            CamerasCommand.self, SnapshotCommand.self,
+        ]
     )
 }

@@ -1,1 +1,0 @@
-import CV4L2

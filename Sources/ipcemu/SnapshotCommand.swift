@@ -1,0 +1,126 @@
+import ArgumentParser
+import Camera
+import Foundation
+
+/// `ipcemu snapshot OUT.jpg`: one frame from a camera, written as JPEG or PNG.
+struct SnapshotCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot",
+        abstract: "Grab one frame from a camera and write it as JPEG (.jpg) or PNG (.png).",
+        discussion: """
+            The camera is described by flags until device profiles carry it: \
+            --camera test-pattern | v4l2:/dev/videoN | v4l2:NAME | clip:FILE.h264.
+            """
+    )
+
+    @Argument(help: "Output file: .jpg/.jpeg writes JPEG, .png writes PNG.")
+    var output: String
+
+    @Option(name: .long, help: "test-pattern, v4l2:/dev/videoN, v4l2:CARD-NAME, or clip:FILE (H.264 Annex B).")
+    var camera = "test-pattern"
+
+    @Option(name: .long, help: "Requested size, WIDTHxHEIGHT.")
+    var size = "1280x720"
+
+    @Option(name: .long, help: "Requested frame rate.")
+    var fps: Double = 30
+
+    @Option(name: .long, help: "V4L2 format to prefer: mjpeg, yuyv, nv12, i420 or h264 (default: automatic).")
+    var format: String?
+
+    @Option(name: .long, help: "Frames to skip first (cameras adjust exposure on the first frames).")
+    var skip = 0
+
+    @Option(name: .long, help: "Seconds to wait for a frame.")
+    var timeout: Double = 10
+
+    @Option(name: .long, help: "JPEG quality, 1-100.")
+    var quality = 90
+
+    func validate() throws {
+        guard Snapshot.ImageFormat(path: output) != nil else {
+            throw ValidationError("output \"\(output)\" must end in .jpg, .jpeg or .png")
+        }
+        guard timeout > 0, skip >= 0 else { throw ValidationError("--timeout must be positive, --skip not negative") }
+    }
+
+    func run() throws {
+        guard let image = Snapshot.ImageFormat(path: output) else { throw ValidationError("bad output name") }
+        let config = try makeConfig()
+        let source = try config.makeSource()
+        let grabber = FrameGrabber(skip: skip, needsKeyFrame: true)
+        try source.start { event in grabber.handle(event) }
+        let result = grabber.wait(seconds: timeout)
+        source.stop()
+        guard let frame = result.frame else {
+            throw SnapshotFailure("no frame from \(source.name) within \(formatSeconds(timeout)) s"
+                                  + (result.lastStatus.map { " (\($0))" } ?? ""))
+        }
+        let bytes = try Snapshot.encode(frame, as: image, jpegQuality: quality)
+        guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
+            throw SnapshotFailure("cannot write \(output)")
+        }
+        print("\(output): \(image.rawValue.uppercased()) \(frame.width)x\(frame.height) from \(source.name) (frame #\(frame.sequence), \(frame.format))")
+    }
+
+    private func makeConfig() throws -> CameraConfig {
+        let kind = try CameraConfig.parseKind(camera)
+        let (w, h) = try CameraConfig.parseSize(size)
+        var preferred: PixelFormat?
+        if let format {
+            let key = format.uppercased() == "YUY2" ? "YUYV" : format.uppercased()
+            guard let f = PixelFormat(rawValue: key) else {
+                throw ValidationError("--format \(format): expected mjpeg, yuyv, nv12, i420 or h264")
+            }
+            preferred = f
+        }
+        return CameraConfig(kind: kind, width: w, height: h, fps: fps, preferredFormat: preferred)
+    }
+}
+
+struct SnapshotFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+private func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(s) }
+
+/// Waits for the first usable frame a source delivers.
+private final class FrameGrabber: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var frame: Frame?
+    private var lastStatus: FrameSourceStatus?
+    private var skipped = 0
+    private let skip: Int
+    private let needsKeyFrame: Bool
+
+    init(skip: Int, needsKeyFrame: Bool) {
+        self.skip = skip
+        self.needsKeyFrame = needsKeyFrame
+    }
+
+    func handle(_ event: FrameSourceEvent) {
+        condition.lock()
+        defer { condition.unlock() }
+        switch event {
+        case .status(let status):
+            if status != .stopped { lastStatus = status }
+        case .frame(let f):
+            guard frame == nil, !needsKeyFrame || f.isKeyFrame else { return }
+            if skipped < skip {
+                skipped += 1
+                return
+            }
+            frame = f
+            condition.broadcast()
+        }
+    }
+
+    func wait(seconds: Double) -> (frame: Frame?, lastStatus: FrameSourceStatus?) {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while frame == nil, condition.wait(until: deadline) {}
+        return (frame, lastStatus)
+    }
+}
