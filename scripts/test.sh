@@ -8,4 +8,6 @@ if grep -E "^/.*(warning|error):" /tmp/ipcemu-build.log | grep -qv "/.build/chec
   echo "test.sh: the build has warnings or errors of our own (see above)" >&2
   exit 1
 fi
-swift test --skip-build "$@"
+# Serial: two cores give Swift two cooperative threads; tests that wait on child processes
+# (qemu, the CLI) must not starve the timing-sensitive end-to-end tests.
+swift test --skip-build --no-parallel "$@"

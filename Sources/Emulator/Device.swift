@@ -29,6 +29,7 @@ public actor Device {
     private var pumps: [Task<Void, Never>] = []
     private var random = SystemRandomNumberGenerator()
     private var stopped = false
+    private var delayedPublishes: Task<Void, Never>?
 
     /// Creates the device; `start()` connects it.
     /// - Parameters:
@@ -300,6 +301,10 @@ public actor Device {
         for effect in effects {
             switch effect {
             case .send(let message):
+                if message.event == .heartbeat, faults.heartbeatRepliesSuppressed {
+                    log.log(.info, "fault: heartbeat reply suppressed", device: devId, fields: [("session", message.sessionId)])
+                    continue
+                }
                 log.callEvent(.outbound, message, device: devId)
                 publish(message.envelope(t: WallClock.nowSeconds()), what: message.event.rawValue)
                 emit(.sent(message))
@@ -337,11 +342,75 @@ public actor Device {
     }
 
     private func publish(_ envelope: Envelope, what: String) {
+        let payload: [UInt8]
         do {
-            let payload = try sealer.seal(envelope)
+            payload = try sealer.seal(envelope)
+        } catch {
+            log.log(.error, "could not seal \(what)", device: devId, fields: [("why", "\(error)")])
+            return
+        }
+        guard faults.replyDelayMs > 0 else {
+            send(payload, what: what)
+            return
+        }
+        // Delayed replies keep their order: each waits behind the one before it.
+        let previous = delayedPublishes
+        let delay = faults.replyDelayMs
+        delayedPublishes = Task { [weak self] in
+            await previous?.value
+            try? await Task.sleep(for: .milliseconds(delay))
+            await self?.send(payload, what: what)
+        }
+    }
+
+    private func send(_ payload: [UInt8], what: String) {
+        do {
             try client.publish(topic: topics.out, payload: payload, qos: 1, retain: false)
         } catch {
             log.log(.error, "could not publish \(what)", device: devId, fields: [("why", "\(error)")])
         }
+    }
+
+    // MARK: Fault injection (QA: what the app sees when the device misbehaves)
+
+    /// The faults in force.
+    public private(set) var faults = DeviceFaults()
+
+    /// Replace the faults in force (heartbeat replies, reply delay). Acting busy goes through the
+    /// engine (`setActingBusy`); a dropped connection through `dropConnection(for:)`.
+    public func setFaults(_ faults: DeviceFaults) {
+        self.faults = faults
+        log.log(.warning, "faults set", device: devId, fields: [
+            ("heartbeatRepliesSuppressed", String(faults.heartbeatRepliesSuppressed)),
+            ("replyDelayMs", String(faults.replyDelayMs)),
+        ])
+    }
+
+    /// Drops the MQTT connection without a DISCONNECT (the broker publishes the last will) and
+    /// reconnects after `seconds`.
+    public func dropConnection(for seconds: Double) {
+        log.log(.warning, "fault: dropping the MQTT connection", device: devId, fields: [("seconds", String(seconds))])
+        client.disconnectAbruptly(reconnect: false)
+        let client = self.client
+        Task {
+            try? await Task.sleep(for: .milliseconds(Int64(max(0, seconds) * 1000)))
+            client.connect()
+        }
+    }
+
+    /// MQTT counters (reconnects, messages in and out).
+    public nonisolated var mqttCounters: MQTTClientCounters { client.counters }
+}
+
+/// Faults a QA run can inject into a device.
+public struct DeviceFaults: Sendable, Equatable {
+    /// Do not answer the app's heartbeats (the app ends the call with -2532).
+    public var heartbeatRepliesSuppressed = false
+    /// Publish every reply this many milliseconds late.
+    public var replyDelayMs: Int64 = 0
+
+    public init(heartbeatRepliesSuppressed: Bool = false, replyDelayMs: Int64 = 0) {
+        self.heartbeatRepliesSuppressed = heartbeatRepliesSuppressed
+        self.replyDelayMs = replyDelayMs
     }
 }

@@ -70,15 +70,15 @@ struct RunCommandTests {
         let run = try IPCEmuProcess(["run", "--profile", doorbell])
         #expect(await run.waitFor("ipcemu app call"), "stdout: \(run.stdout)\nstderr: \(run.stderr)")
         let out = run.stdout
-        let url = try #require(out.split(separator: " ").first { $0.hasPrefix("mqtt://127.0.0.1:") }.map(String.init))
-        let probe = try CLIRun.ipcemu(["app", "probe", devId, "--broker", url, "--profile", doorbell])
+        let url = try #require(out.split(whereSeparator: { $0 == " " || $0 == "\n" }).first { $0.hasPrefix("mqtt://127.0.0.1:") }.map(String.init))
+        let probe = try await CLIRun.ipcemu(["app", "probe", devId, "--broker", url, "--profile", doorbell])
         #expect(probe.status == 0, "\(probe.stderr)")
         let body = try JSONValue.parse(Array(probe.stdout.utf8))
         guard case .object(let o) = body else { Issue.record("probe printed no JSON object"); return }
         #expect(o["support"] == .bool(true))
         #expect(o["devId"] == .string(devId))
 
-        let call = try CLIRun.ipcemu(["app", "call", devId, "--broker", url, "--profile", doorbell, "--hangup-after", "0.2"])
+        let call = try await CLIRun.ipcemu(["app", "call", devId, "--broker", url, "--profile", doorbell, "--hangup-after", "0.2"])
         #expect(call.status == 0, "\(call.stdout)\n\(call.stderr)")
         #expect(call.stdout.contains("<- ring"))
         #expect(call.stdout.contains("<- answer"))
@@ -93,14 +93,14 @@ struct RunCommandTests {
         for (policy, code, word) in [("reject", Int32(3), "rejected"), ("busy", 4, "busy"), ("ignore", 5, "not answered")] {
             let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", policy])
             #expect(await run.waitFor("is online"))
-            let call = try CLIRun.ipcemu(["app", "call", devId, "--broker", broker.url, "--timeout", "1"])
+            let call = try await CLIRun.ipcemu(["app", "call", devId, "--broker", broker.url, "--timeout", "1"])
             #expect(call.status == code, "policy \(policy): \(call.stdout) \(call.stderr)")
             #expect(call.stderr.contains(word))
             run.signal(SIGTERM)
             #expect(await run.waitForExit(timeout: .seconds(3)) == 0)
         }
         // Nobody there: no device answers at all.
-        let none = try CLIRun.ipcemu(["app", "call", "no-such-device", "--broker", broker.url, "--timeout", "1"])
+        let none = try await CLIRun.ipcemu(["app", "call", "no-such-device", "--broker", broker.url, "--timeout", "1"])
         #expect(none.status == 6, "\(none.stdout) \(none.stderr)")
     }
 
@@ -120,24 +120,24 @@ struct RunCommandTests {
     }
 
     @Test("bad arguments and bad profiles are named, exit non-zero")
-    func badArguments() throws {
-        let missing = try CLIRun.ipcemu(["run", "--profile", "/nonexistent/profile.yaml"])
+    func badArguments() async throws {
+        let missing = try await CLIRun.ipcemu(["run", "--profile", "/nonexistent/profile.yaml"])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("/nonexistent/profile.yaml"))
 
-        let policy = try CLIRun.ipcemu(["run", "--profile", doorbell, "--answer", "sometimes"])
+        let policy = try await CLIRun.ipcemu(["run", "--profile", doorbell, "--answer", "sometimes"])
         #expect(policy.status != 0)
         #expect(policy.stderr.contains("--answer"))
 
-        let url = try CLIRun.ipcemu(["run", "--profile", doorbell, "--broker", "http://example"])
+        let url = try await CLIRun.ipcemu(["run", "--profile", doorbell, "--broker", "http://example"])
         #expect(url.status != 0)
         #expect(url.stderr.contains("mqtt://"))
 
-        let callType = try CLIRun.ipcemu(["app", "call", devId, "--call-type", "7"])
+        let callType = try await CLIRun.ipcemu(["app", "call", devId, "--call-type", "7"])
         #expect(callType.status != 0)
         #expect(callType.stderr.contains("--call-type"))
 
-        let format = try CLIRun.ipcemu(["run", "--profile", doorbell, "--log-format", "xml"])
+        let format = try await CLIRun.ipcemu(["run", "--profile", doorbell, "--log-format", "xml"])
         #expect(format.status != 0)
         #expect(format.stderr.contains("--log-format"))
     }

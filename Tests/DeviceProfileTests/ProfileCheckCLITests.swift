@@ -29,20 +29,20 @@ struct ProfileCheckCLITests {
     }
 
     @Test("a good file: ok line with the devId and category, exit 0")
-    func good() throws {
+    func good() async throws {
         guard requireBinary() else { return }
-        let run = try CLIRun.ipcemu(["profile", "check", doorbell])
+        let run = try await CLIRun.ipcemu(["profile", "check", doorbell])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.hasPrefix("\(doorbell): ok (devId ipcemu-doorbell-0001, category sp_dpsxj, rtcCapability 7"))
         #expect(run.stderr.isEmpty)
     }
 
     @Test("a bad file among good ones: its error with file, line and field; exit 1")
-    func bad() throws {
+    func bad() async throws {
         guard requireBinary() else { return }
         let badPath = try writeBadProfile()
         defer { try? FileManager.default.removeItem(atPath: badPath) }
-        let run = try CLIRun.ipcemu(["profile", "check", doorbell, badPath])
+        let run = try await CLIRun.ipcemu(["profile", "check", doorbell, badPath])
         #expect(run.status == 1)
         #expect(run.stdout.contains("\(doorbell): ok ("))
         #expect(!run.stdout.contains(badPath))
@@ -50,12 +50,12 @@ struct ProfileCheckCLITests {
     }
 
     @Test("a missing file is reported, not a crash; no file at all is a usage error")
-    func missingAndNone() throws {
+    func missingAndNone() async throws {
         guard requireBinary() else { return }
-        let run = try CLIRun.ipcemu(["profile", "check", "/nonexistent/ipcemu/profile.yaml"])
+        let run = try await CLIRun.ipcemu(["profile", "check", "/nonexistent/ipcemu/profile.yaml"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("/nonexistent/ipcemu/profile.yaml: no such file"))
-        let none = try CLIRun.ipcemu(["profile", "check"])
+        let none = try await CLIRun.ipcemu(["profile", "check"])
         #expect(none.status != 0)
         #expect(none.stderr.contains("give at least one profile file"))
     }

@@ -22,42 +22,40 @@ public struct CLIRun: Sendable {
     public var stdout: String
     public var stderr: String
 
-    /// Runs `ipcemu arguments` to completion.
-    public static func ipcemu(_ arguments: [String]) throws -> CLIRun {
+    /// Runs `ipcemu arguments` to completion. The pipes are drained on GCD threads and the exit is
+    /// awaited without blocking Swift's cooperative threads (only two on a 2-core machine).
+    public static func ipcemu(_ arguments: [String]) async throws -> CLIRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ipcemuBinary)
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
-        // Read both pipes to the end before waiting, so a full pipe cannot stall the child.
-        let errReader = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = try waitSync(errReader)
-        process.waitUntilExit()
-        return CLIRun(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
-    }
-
-    private static func waitSync(_ task: Task<Data, Never>) throws -> Data {
-        let box = DataBox()
-        let sem = DispatchSemaphore(value: 0)
-        Task {
-            box.set(await task.value)
-            sem.signal()
+        let outData = Collected(Data()), errData = Collected(Data())
+        let group = DispatchGroup()
+        for (pipe, sink) in [(out, outData), (err, errData)] {
+            group.enter()
+            DispatchQueue.global().async {
+                let d = pipe.fileHandleForReading.readDataToEndOfFile()
+                sink.withLock { $0 = d }
+                group.leave()
+            }
         }
-        sem.wait()
-        return box.get()
+        let exited = DispatchGroup()
+        exited.enter()
+        process.terminationHandler = { _ in exited.leave() }
+        try process.run()
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                exited.wait()
+                group.wait()
+                c.resume()
+            }
+        }
+        return CLIRun(status: process.terminationStatus,
+                      stdout: String(decoding: outData.snapshot, as: UTF8.self),
+                      stderr: String(decoding: errData.snapshot, as: UTF8.self))
     }
-}
-
-private final class DataBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    func set(_ d: Data) { lock.lock(); data = d; lock.unlock() }
-    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
 }
 
 /// A long-running `ipcemu` (e.g. `run`) whose output a test watches while it runs.
