@@ -1,5 +1,6 @@
 import ArgumentParser
 import Camera
+import Emulator
 import Foundation
 
 /// `ipcemu snapshot OUT.jpg`: one frame from a camera, written as JPEG or PNG.
@@ -8,13 +9,19 @@ struct SnapshotCommand: ParsableCommand {
         commandName: "snapshot",
         abstract: "Grab one frame from a camera and write it as JPEG (.jpg) or PNG (.png).",
         discussion: """
-            The camera is described by flags until device profiles carry it: \
-            --camera test-pattern | v4l2:/dev/videoN | v4l2:NAME | clip:FILE.h264.
+            The camera is the one of --profile (its camera section, at its main stream's size), or \
+            one described by flags: --camera test-pattern | v4l2:/dev/videoN | v4l2:NAME | clip:FILE.h264.
             """
     )
 
     @Argument(help: "Output file: .jpg/.jpeg writes JPEG, .png writes PNG.")
     var output: String
+
+    @Option(name: .long, help: "Device profile whose camera to use (overrides --camera, --size, --fps).")
+    var profile: String?
+
+    @Option(name: .long, help: "Which stream of the profile: main or sub.")
+    var stream = "main"
 
     @Option(name: .long, help: "test-pattern, v4l2:/dev/videoN, v4l2:CARD-NAME, or clip:FILE (H.264 Annex B).")
     var camera = "test-pattern"
@@ -42,6 +49,7 @@ struct SnapshotCommand: ParsableCommand {
             throw ValidationError("output \"\(output)\" must end in .jpg, .jpeg or .png")
         }
         guard timeout > 0, skip >= 0 else { throw ValidationError("--timeout must be positive, --skip not negative") }
+        guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub; got '\(stream)'") }
     }
 
     func run() throws {
@@ -64,6 +72,9 @@ struct SnapshotCommand: ParsableCommand {
     }
 
     private func makeConfig() throws -> CameraConfig {
+        if let profile {
+            return CameraConfig(profile: try loadProfile(profile), stream: stream == "sub" ? .sub : .main)
+        }
         let kind = try CameraConfig.parseKind(camera)
         let (w, h) = try CameraConfig.parseSize(size)
         var preferred: PixelFormat?

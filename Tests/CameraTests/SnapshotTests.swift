@@ -25,6 +25,25 @@ struct SnapshotTests {
         #expect(t >= before && t <= after)
     }
 
+    @Test("snapshot --profile uses the profile's camera at its stream's size, stamp intact")
+    func fromProfile() throws {
+        let ipcemu = TestEnvironment.product("ipcemu")
+        try #require(FileManager.default.isExecutableFile(atPath: ipcemu), "ipcemu not built at \(ipcemu)")
+        let profile = TestEnvironment.repositoryRoot.appendingPathComponent("device-profiles/doorbell.yaml").path
+        for (stream, width, height) in [("main", 1280, 720), ("sub", 640, 360)] {
+            let out = TestEnvironment.temporaryPath("profile-\(stream).jpg")
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let run = try TestEnvironment.run(ipcemu, ["snapshot", "--profile", profile, "--stream", stream, out])
+            #expect(run.status == 0, "ipcemu snapshot failed: \(run.output)")
+            let picture = try Snapshot.decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: out))), format: .jpeg)
+            #expect(picture.width == width && picture.height == height)
+            #expect(try picture.readStamp().counter == 0)
+        }
+        let bad = try TestEnvironment.run(ipcemu, ["snapshot", "--profile", "/nonexistent.yaml", TestEnvironment.temporaryPath("x.jpg")])
+        #expect(bad.status != 0)
+        #expect(bad.output.contains("/nonexistent.yaml"))
+    }
+
     @Test("PNG by extension; a clip's snapshot decodes its first IDR")
     func pngAndClip() throws {
         let ipcemu = TestEnvironment.product("ipcemu")
