@@ -119,6 +119,17 @@ struct RunCommandTests {
         #expect(await run.waitForExit(timeout: .seconds(3)) == 0)
     }
 
+    @Test("bench signalling runs calls end to end and prints both percentile lines")
+    func benchSignalling() async throws {
+        let run = try await CLIRun.ipcemu(["bench", "signalling", "--calls", "30", "--warmup", "2", "--profile", doorbell])
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("30 calls"))
+        for line in ["call -> ring:", "answer -> app sees answer:"] {
+            let found = run.stdout.split(separator: "\n").first { $0.contains(line) }
+            #expect(found?.contains("p99") == true && found?.contains("(n=30)") == true, "\(run.stdout)")
+        }
+    }
+
     @Test("bad arguments and bad profiles are named, exit non-zero")
     func badArguments() async throws {
         let missing = try await CLIRun.ipcemu(["run", "--profile", "/nonexistent/profile.yaml"])
