@@ -36,6 +36,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var logOptions: LogOptions
 
+    @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
+
     func run() async throws {
         var profile = try loadProfile(self.profile)
         if profile.isTemplate {
@@ -65,10 +67,14 @@ struct RunCommand: AsyncParsableCommand {
         try await device.start()
         let connected = await device.waitUntilConnected(timeout: .seconds(3))
         printHowToCall(profile: profile, brokerURL: brokerURL, connected: connected)
+        var consoleBroker = options
+        consoleBroker.will = nil
+        let control = try await controlOptions.start(device: device, broker: consoleBroker, log: log)
 
         let sig = await waitForTerminationSignal()
         log.log(.info, "shutting down", fields: [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
         await device.stop(timeout: .milliseconds(800))
+        await control?.stop()
         embedded?.stop()
     }
 

@@ -1,0 +1,3 @@
+enum ConsolePage {
+    static let html = "<html></html>"
+}
