@@ -157,7 +157,7 @@ function renderPhone() {
   document.getElementById("phone-user").textContent = p.userId;
   const st = document.getElementById("phone-state"), detail = document.getElementById("phone-detail");
   st.dataset.phase = p.phase;
-  if (p.phase === "ringingIncoming") { st.textContent = "Ringing: " + (p.ringingFrom || "doorbell") + " is ringing"; detail.textContent = p.session.sessionId; }
+  if (p.phase === "ringingIncoming") { st.textContent = (p.ringingFrom || "doorbell") + " is ringing"; detail.textContent = p.session.sessionId; }
   else if (p.phase === "answered") { st.textContent = "In call"; detail.textContent = p.session.sessionId; }
   else if (p.phase === "ringingOutgoing") { st.textContent = "Calling…"; detail.textContent = ""; }
   else { st.textContent = "Idle"; detail.textContent = p.lastCall ? "last call: " + p.lastCall.outcome : ""; }

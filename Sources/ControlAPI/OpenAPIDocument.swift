@@ -1185,8 +1185,12 @@ enum OpenAPIDocument {
             ]
           },
           "session": {
-            "$ref": "#/components/schemas/Session",
-            "nullable": true
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Session"
+              }
+            ]
           },
           "peers": {
             "type": "array",
@@ -1205,8 +1209,12 @@ enum OpenAPIDocument {
             "type": "integer"
           },
           "lastCall": {
-            "$ref": "#/components/schemas/CallRecord",
-            "nullable": true
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/CallRecord"
+              }
+            ]
           },
           "household": {
             "type": "array",
@@ -1545,16 +1553,24 @@ enum OpenAPIDocument {
             ]
           },
           "session": {
-            "$ref": "#/components/schemas/Session",
-            "nullable": true
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Session"
+              }
+            ]
           },
           "ringingFrom": {
             "type": "string",
             "nullable": true
           },
           "lastCall": {
-            "$ref": "#/components/schemas/CallRecord",
-            "nullable": true
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/CallRecord"
+              }
+            ]
           },
           "video": {
             "type": "string",
