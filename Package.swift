@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "ControlAPITests",
             dependencies: [
-                "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "DeviceProfile", "IPCWire", "MQTTTransport",
+                "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
                 "TestSupport",
             ]
         ),
