@@ -126,13 +126,28 @@ struct ControlRoutes: Sendable {
             if let filter, await r.registry.device(filter) == nil {
                 throw ControlError(status: 404, "no device '\(filter)'", field: "device")
             }
-            let stream = r.registry.hub.subscribe(device: filter)
+            let events = r.registry.hub.subscribe(device: filter)
             return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                             body: ResponseBody { writer in
-                                try await writer.write(ByteBuffer(string: ": ipcemu events\n\n"))
-                                for await event in stream {
-                                    try await writer.write(ByteBuffer(string: "data: \(event.jsonString)\n\n"))
+                                // Events, plus a comment line every 15 s so a client that went away is
+                                // noticed (the write fails) even when nothing happens.
+                                let (chunks, sink) = AsyncStream.makeStream(of: String.self)
+                                let forward = Task {
+                                    for await event in events { sink.yield("data: \(event.jsonString)\n\n") }
+                                    sink.finish()
                                 }
+                                let keepalive = Task {
+                                    while !Task.isCancelled {
+                                        try? await Task.sleep(for: .seconds(15))
+                                        sink.yield(": keepalive\n\n")
+                                    }
+                                }
+                                defer {
+                                    forward.cancel()
+                                    keepalive.cancel()
+                                }
+                                try await writer.write(ByteBuffer(string: ": ipcemu events\n\n"))
+                                for await chunk in chunks { try await writer.write(ByteBuffer(string: chunk)) }
                                 try await writer.finish(nil)
                             })
         })

@@ -32,8 +32,9 @@ struct ControlOptions: ParsableArguments {
         }
     }
 
-    /// Starts the journal and, with --control, the server and its console phone. Prints the URL.
-    func start(device: Device, broker: MQTTClientOptions, log: EventLog) async throws -> RunningControl? {
+    /// Before the device starts: the registry and its journal, so no call event is missed.
+    /// Nil when neither --control nor --journal is given.
+    func attach(to device: Device) async throws -> RunningControl? {
         guard control != nil || journal != nil else { return nil }
         let registry = DeviceRegistry(journalDirectory: journal)
         do {
@@ -41,41 +42,56 @@ struct ControlOptions: ParsableArguments {
         } catch {
             throw ValidationError("--journal: \(error.message)")
         }
-        guard let control else { return RunningControl(registry: registry, server: nil, phone: nil) }
+        return RunningControl(options: self, device: device, registry: registry)
+    }
+}
+
+/// What `ControlOptions.attach` set up; `serve` starts the server and console phone (with
+/// --control), `stop` ends everything in order.
+final class RunningControl: @unchecked Sendable {
+    let options: ControlOptions
+    let device: Device
+    let registry: DeviceRegistry
+    private(set) var server: ControlServer?
+    private(set) var phone: ConsolePhone?
+
+    init(options: ControlOptions, device: Device, registry: DeviceRegistry) {
+        self.options = options
+        self.device = device
+        self.registry = registry
+    }
+
+    /// With --control: starts the console phone and the server, and prints the URL.
+    func serve(broker: MQTTClientOptions, log: EventLog) async throws {
+        guard let control = options.control else { return }
         let configuration: ControlServerConfiguration
         do {
-            configuration = try ControlServerConfiguration(address: control, token: controlToken)
+            configuration = try ControlServerConfiguration(address: control, token: options.controlToken)
         } catch {
             throw ValidationError(error.message)
         }
-        var phone: ConsolePhone?
-        if let user = consoleUser ?? device.profile.behaviour.household.first {
-            let p = try ConsolePhone(userId: user, connection: broker, hub: registry.hub, log: log)
+        var broker = broker
+        broker.will = nil
+        if let user = options.consoleUser ?? device.profile.behaviour.household.first {
             do {
+                let p = try ConsolePhone(userId: user, connection: broker, hub: registry.hub, log: log)
                 try await p.start(devices: [device])
                 phone = p
             } catch {
                 log.log(.warning, "console phone not started: \(error)")
             }
         }
-        let server: ControlServer
         do {
-            server = try ControlServer(configuration: configuration, registry: registry, phone: phone, log: log)
-            try await server.start()
+            let s = try ControlServer(configuration: configuration, registry: registry, phone: phone, log: log)
+            try await s.start()
+            server = s
+            say("  Control API and console: \(s.url)/   (metrics: \(s.url)/metrics)")
         } catch {
             await phone?.stop()
+            phone = nil
             throw ValidationError("--control: \(error.message)")
         }
-        say("  Control API and console: \(server.url)/   (metrics: \(server.url)/metrics)")
-        return RunningControl(registry: registry, server: server, phone: phone)
     }
-}
-
-/// What `ControlOptions.start` started; `stop` ends it in order.
-struct RunningControl {
-    let registry: DeviceRegistry
-    let server: ControlServer?
-    let phone: ConsolePhone?
 
     func stop() async {
         await server?.stop()

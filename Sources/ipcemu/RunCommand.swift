@@ -64,12 +64,11 @@ struct RunCommand: AsyncParsableCommand {
             caFile: caFile ?? profile.broker.caFile, certFile: profile.broker.certFile, keyFile: profile.broker.keyFile)
 
         let device = try Device(profile: profile, connection: options, log: log)
+        let control = try await controlOptions.attach(to: device)
         try await device.start()
         let connected = await device.waitUntilConnected(timeout: .seconds(3))
         printHowToCall(profile: profile, brokerURL: brokerURL, connected: connected)
-        var consoleBroker = options
-        consoleBroker.will = nil
-        let control = try await controlOptions.start(device: device, broker: consoleBroker, log: log)
+        try await control?.serve(broker: options, log: log)
 
         let sig = await waitForTerminationSignal()
         log.log(.info, "shutting down", fields: [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])

@@ -1,6 +1,7 @@
 import AppSimulator
 import CallEngine
 import ControlAPI
+import Emulator
 import Foundation
 import IPCWire
 import Testing
@@ -134,4 +135,37 @@ func phaseOf(_ app: AppUser, becomes phase: CallPhase, within timeout: Duration 
         try? await Task.sleep(for: .milliseconds(10))
     }
     return false
+}
+
+extension ControlAPI {
+    @Suite("Many devices in one process") struct ManyDevices {
+        @Test("two devices: both listed, each addressed by devId, metrics per device, the CLI asks for --device")
+        func twoDevices() async throws {
+            try await withControl(edit: { $0.behaviour.answerPolicy = .manual }) { f in
+                var p2 = f.profile
+                p2.identity.devId = "ipcemu-doorbell-0002"
+                let second = try Device(profile: p2, connection: f.broker.clientOptions(clientID: p2.identity.devId),
+                                        log: ControlFixture.quiet)
+                try await f.registry.add(second)
+                try await second.start()
+                #expect(await second.waitUntilConnected())
+                let list = try await f.request("GET", "/api/devices")
+                #expect(list.json?["devices"]?.array?.compactMap { $0["devId"]?.string } == [f.devId, "ipcemu-doorbell-0002"])
+                let press = try await f.request("POST", "/api/devices/ipcemu-doorbell-0002/press",
+                                                .object(["targets": .array([.string("someone")])]))
+                #expect(press.status == 200)
+                #expect(await second.status.phase == .ringingOutgoing)
+                #expect(await f.phase() == .idle)
+                let metrics = try PrometheusText(try await f.request("GET", "/metrics").text)
+                #expect(metrics.value("ipcemu_active_calls", ["device": "ipcemu-doorbell-0002"]) == 1)
+                #expect(metrics.value("ipcemu_active_calls", ["device": f.devId]) == 0)
+                let cli = try await CLIRun.ipcemu(["press", "--control", f.server.url])
+                #expect(cli.status == 1)
+                #expect(cli.stderr.contains("several devices (\(f.devId), ipcemu-doorbell-0002): name one with --device"))
+                #expect(try await f.request("POST", "/api/devices/ipcemu-doorbell-0002/cancel").status == 200)
+                await #expect(throws: ControlError.self) { try await f.registry.add(second) }
+                await second.stop()
+            }
+        }
+    }
 }

@@ -130,7 +130,7 @@ extension ControlAPI {
                     }
                 }
                 #expect(await eventually(timeout: .seconds(20)) {
-                    ((try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").count ?? 0) >= 12
+                    ((try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").count ?? 0) >= 30
                 })
                 _ = await phaseOf(app, becomes: .answered, within: .seconds(2))
                 first.signal(SIGKILL)
@@ -142,7 +142,7 @@ extension ControlAPI {
                 let afterKill = try String(contentsOfFile: file, encoding: .utf8)
                 #expect(afterKill.hasSuffix("\n"), "the file ends in a whole line")
                 let killedLines = afterKill.split(separator: "\n")
-                #expect(killedLines.count >= 12)
+                #expect(killedLines.count >= 30)
                 for line in killedLines { #expect((try? JSONValue.parse(Array(line.utf8))) != nil, "torn line: \(line)") }
 
                 let second = try IPCEmuProcess(args)
