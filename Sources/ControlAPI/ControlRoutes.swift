@@ -89,8 +89,9 @@ struct ControlRoutes: Sendable {
                 faults.replyDelayMs = ms
             }
             let busy = try body.bool("actingBusy")
-            await entry.device.setFaults(faults)
+            // Acting busy goes through the engine and may be refused (409): then nothing changes.
             if let busy { try await entry.device.setActingBusy(busy) }
+            await entry.device.setFaults(faults)
             return json(JSONViews.faults(await entry.device.faults, actingBusy: await entry.device.status.actingBusy))
         })
         add(.post, "/api/devices/{devId}/faults/drop-connection", { r, req, c in
@@ -166,9 +167,20 @@ struct ControlRoutes: Sendable {
                 } catch let error as ControlError {
                     return Self.json(Self.errorBody(error), status: HTTPResponse.Status(code: error.status))
                 } catch let error as CallActionError {
-                    return Self.json(Self.errorBody(ControlError(status: 409, error.description)), status: .conflict)
+                    let e = Self.controlError(error)
+                    return Self.json(Self.errorBody(e), status: HTTPResponse.Status(code: e.status))
                 }
             }
+        }
+    }
+
+    /// The engine refused: a bad argument is the request's fault (400), anything else makes no
+    /// sense in the current state (409). Either way the engine's own words.
+    static func controlError(_ error: CallActionError) -> ControlError {
+        switch error {
+        case .invalidArgument: ControlError(status: 400, error.description)
+        case .noTargets: ControlError(status: 400, error.description, field: "targets")
+        case .onCalling, .wrongPhase, .notInThisRole, .shutDown: ControlError(status: 409, error.description)
         }
     }
 

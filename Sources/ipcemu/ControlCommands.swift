@@ -207,3 +207,23 @@ struct FaultsCommand: AsyncParsableCommand {
         }
     }
 }
+
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events", abstract: "Print a running process's call events as they happen, one JSON object a line (control API).")
+    @OptionGroup var api: ControlClientOptions
+
+    func run() async throws {
+        try await runControl {
+            let client = try api.client
+            let query = api.device.map { "?device=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+            let stream = ControlEventStream(client: client, path: "/api/events" + query)
+            guard await stream.waitUntilOpen() else {
+                // Ask once more in the ordinary way for a clear reason (unreachable, 401, 404).
+                try await api.call(client, "GET", "/api/devices" + (api.device.map { "/" + $0 } ?? ""))
+                throw ControlCommandFailure("the event stream at \(client.baseURL)/api/events did not open")
+            }
+            for await line in stream.events { say(line) }
+        }
+    }
+}

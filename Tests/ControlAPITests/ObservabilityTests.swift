@@ -129,3 +129,33 @@ extension ControlAPI {
         }
     }
 }
+
+extension ControlAPI.Observability {
+    @Test("stopping the server ends open event streams and returns promptly")
+    func stopWithOpenStream() async throws {
+        let f = try await ControlFixture()
+        let stream = ControlEventStream(client: f.client, path: "/api/events")
+        #expect(await stream.waitUntilOpen())
+        let start = ContinuousClock.now
+        await f.server.stop()
+        #expect(ContinuousClock.now - start < .seconds(5))
+        let ended = await eventually(timeout: .seconds(5)) { f.registry.hub.subscriberCount == 0 }
+        #expect(ended)
+        stream.close()
+        await f.close()
+    }
+
+    @Test("ipcemu events prints the stream, one JSON object a line")
+    func eventsCommand() async throws {
+        try await withControl { f in
+            let child = try IPCEmuProcess(["events", "--control", f.server.url, "--device", f.devId])
+            #expect(await eventually { f.registry.hub.subscriberCount == 1 })
+            _ = try await f.request("POST", f.base + "/press", .object(["targets": .array([.string("nobody")])]))
+            #expect(await child.waitFor(#""type":"sent""#))
+            let first = child.stdout.split(separator: "\n").first.map(String.init) ?? ""
+            #expect((try? JSONValue.parse(Array(first.utf8)))?["device"]?.string == f.devId)
+            child.signal(SIGTERM)
+            _ = await child.waitForExit(timeout: .seconds(5))
+        }
+    }
+}
