@@ -40,6 +40,9 @@ enum ConsolePage {
   .phone-screen { border:8px solid #1d2330; border-radius:26px; padding:14px; min-height:360px; background:#fafbfd; text-align:center; }
   .phone-screen .big { font-size:18px; margin:18px 0 8px; }
   video { width:100%; background:#000; border-radius:8px; }
+  .video-placeholder { margin-top:12px; height:150px; border-radius:8px; background:#1d2330; color:#9fb3d9;
+    display:flex; align-items:center; justify-content:center; font-size:12px; }
+  .video-placeholder[hidden] { display:none; }
   #log { font:12px ui-monospace, monospace; max-height:260px; overflow:auto; white-space:pre-wrap; }
   .error { color:var(--bad); min-height:1.4em; }
 </style>
@@ -64,6 +67,7 @@ enum ConsolePage {
       </div>
       <!-- Live video hook: filled by startVideo() once WebRTC lands. -->
       <video id="phone-video" autoplay playsinline muted hidden></video>
+      <div class="video-placeholder" id="phone-video-placeholder" hidden>live video arrives with WebRTC</div>
       <div class="sub" id="phone-video-note"></div>
     </div>
     <div class="error" id="phone-error"></div>
@@ -171,10 +175,12 @@ function renderPhone() {
 // /api/phone/signal, relay the offer/answer/candidates for `session`, and attach the stream
 // to #phone-video.
 function startVideo(session) {
+  document.getElementById("phone-video-placeholder").hidden = false;
   document.getElementById("phone-video-note").textContent = p2pNote(session);
 }
 function stopVideo() {
   const v = document.getElementById("phone-video"); v.hidden = true; v.srcObject = null;
+  document.getElementById("phone-video-placeholder").hidden = true;
   document.getElementById("phone-video-note").textContent = "";
 }
 function p2pNote(session) { return "Live video: not available in this build (session " + session + ")"; }

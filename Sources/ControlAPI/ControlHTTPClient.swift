@@ -127,7 +127,10 @@ public struct ControlHTTPClient: Sendable {
     static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return -1 }
+                return send(fd, base + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if n <= 0 { return false }
             sent += n
         }
