@@ -16,11 +16,14 @@ let package = Package(
         .library(name: "Camera", targets: ["Camera"]),
         .library(name: "Emulator", targets: ["Emulator"]),
         .library(name: "AppSimulator", targets: ["AppSimulator"]),
+        .library(name: "ControlAPI", targets: ["ControlAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -68,12 +71,21 @@ let package = Package(
             name: "AppSimulator",
             dependencies: ["IPCWire", "CallEngine", "CallRuntime", "MQTTTransport"]
         ),
+        // MARK: Control: HTTP API, web console, Prometheus metrics, call journal.
+        .target(
+            name: "ControlAPI",
+            dependencies: [
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // MARK: The command line.
         .executableTarget(
             name: "ipcemu",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
-                "Emulator", "AppSimulator",
+                "Emulator", "AppSimulator", "ControlAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -94,6 +106,13 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: ["AppSimulator", "CallEngine", "IPCWire", "MQTTTransport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "ControlAPITests",
+            dependencies: [
+                "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
+                "TestSupport",
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -16,6 +16,8 @@ PACKAGES=(
   libv4l-dev
   # The vivid integration test: a kernel booted under qemu with a busybox initramfs
   qemu-system-x86 busybox-static cpio
+  # The web console test (and docs/console.png): headless Chromium driven over DevTools
+  chromium
 )
 
 missing=()

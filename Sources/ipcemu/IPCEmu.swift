@@ -12,6 +12,8 @@ struct IPCEmu: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, AppCommand.self, BenchCommand.self, ProfileCommand.self,
             CamerasCommand.self, SnapshotCommand.self,
+            PressCommand.self, AnswerCommand.self, RejectCommand.self, CancelCommand.self, HangUpCommand.self,
+            StatusCommand.self, FaultsCommand.self, EventsCommand.self,
         ]
     )
 }

@@ -36,6 +36,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var logOptions: LogOptions
 
+    @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
+
     func run() async throws {
         var profile = try loadProfile(self.profile)
         if profile.isTemplate {
@@ -62,13 +64,16 @@ struct RunCommand: AsyncParsableCommand {
             caFile: caFile ?? profile.broker.caFile, certFile: profile.broker.certFile, keyFile: profile.broker.keyFile)
 
         let device = try Device(profile: profile, connection: options, log: log)
+        let control = try await controlOptions.attach(to: device)
         try await device.start()
         let connected = await device.waitUntilConnected(timeout: .seconds(3))
         printHowToCall(profile: profile, brokerURL: brokerURL, connected: connected)
+        try await control?.serve(broker: options, log: log)
 
         let sig = await waitForTerminationSignal()
         log.log(.info, "shutting down", fields: [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
         await device.stop(timeout: .milliseconds(800))
+        await control?.stop()
         embedded?.stop()
     }
 

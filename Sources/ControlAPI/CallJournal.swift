@@ -1,0 +1,137 @@
+import CallEngine
+import CallRuntime
+import Foundation
+import IPCWire
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The call journal of one device: append-only JSON Lines, one line per call event in or out and
+/// one per ended call. Each line goes to the file in a single `write(2)` on an `O_APPEND`
+/// descriptor, so a process killed at any moment (SIGKILL) leaves whole lines only; a file that
+/// ends in a partial line (a crash of something else, a full disk) is continued on a new line and
+/// its content is never rewritten. The last `memoryLimit` entries are also kept in memory for the
+/// control API, with or without a file.
+public actor CallJournal {
+    public nonisolated let devId: String
+    /// The file, or nil for a memory-only journal.
+    public nonisolated let path: String?
+    private var fd: Int32 = -1
+    private var recent: [JSONValue] = []
+    private let memoryLimit: Int
+    private var writeFailures = 0
+
+    /// Opens (creating if needed) `directory/<devId>.jsonl` for appending.
+    public init(devId: String, directory: String?, memoryLimit: Int = 1000) throws(ControlError) {
+        self.devId = devId
+        self.memoryLimit = memoryLimit
+        guard let directory else {
+            self.path = nil
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ControlError(status: 500, "cannot create journal directory '\(directory)': \(error.localizedDescription)")
+        }
+        let path = directory + "/" + Self.fileName(devId: devId)
+        self.path = path
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw ControlError(status: 500, "cannot open journal '\(path)': \(String(cString: strerror(errno)))")
+        }
+        self.fd = fd
+        if Self.endsWithPartialLine(path: path) {
+            // A line cut short by a crash stays as it is; we start on a fresh line.
+            _ = "\n".withCString { write(fd, $0, 1) }
+        }
+    }
+
+    /// `<devId>.jsonl`, with any `/` made harmless.
+    public static func fileName(devId: String) -> String {
+        devId.replacingOccurrences(of: "/", with: "_") + ".jsonl"
+    }
+
+    private static func endsWithPartialLine(path: String) -> Bool {
+        let rfd = open(path, O_RDONLY | O_CLOEXEC)
+        guard rfd >= 0 else { return false }
+        defer { Glibc.close(rfd) }
+        let size = lseek(rfd, 0, SEEK_END)
+        guard size > 0, lseek(rfd, size - 1, SEEK_SET) == size - 1 else { return false }
+        var last: UInt8 = 0
+        guard read(rfd, &last, 1) == 1 else { return false }
+        return last != UInt8(ascii: "\n")
+    }
+
+    deinit {
+        if fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// Closes the file; later entries are kept in memory only.
+    public func closeFile() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    // MARK: Recording
+
+    /// One call event the device received (`in`) or sent (`out`).
+    public func record(direction: JournalDirection, message m: CallMessage, at ms: Int64 = WallClock.nowMs()) {
+        var line: [String: JSONValue] = [
+            "t": .int(ms), "time": .string(Self.iso(ms)), "device": .string(devId), "kind": .string("event"),
+            "direction": .string(direction.rawValue), "event": .string(m.event.rawValue),
+            "session": .string(m.sessionId), "peer": .string(direction == .in ? m.curId : m.targetId),
+        ]
+        line["reason"] = m.reason.map(JSONValue.string) ?? .null
+        if let callType = m.callType { line["callType"] = .int(Int64(callType.rawValue)) }
+        append(.object(line))
+    }
+
+    /// One ended call, with its outcome.
+    public func record(ended r: CallRecord, at ms: Int64 = WallClock.nowMs()) {
+        var line: [String: JSONValue] = [
+            "t": .int(ms), "time": .string(Self.iso(ms)), "device": .string(devId), "kind": .string("call"),
+            "session": .string(r.sessionId), "direction": .string(r.direction.rawValue),
+            "outcome": .string(r.outcome.rawValue), "endedBy": .string(r.endedBy.rawValue),
+            "peers": .array(r.peers.map(JSONValue.string)), "callType": .int(Int64(r.callType.rawValue)),
+            "startedAt": .int(r.startedAt), "endedAt": .int(r.endedAt),
+        ]
+        line["reason"] = r.reason.map { .string($0.rawValue) } ?? .null
+        line["answeredBy"] = r.answeredBy.map(JSONValue.string) ?? .null
+        line["answeredAt"] = r.answeredAt.map(JSONValue.int) ?? .null
+        append(.object(line))
+    }
+
+    private func append(_ entry: JSONValue) {
+        recent.append(entry)
+        if recent.count > memoryLimit { recent.removeFirst(recent.count - memoryLimit) }
+        guard fd >= 0 else { return }
+        let bytes = entry.serialized() + [UInt8(ascii: "\n")]
+        // One write(2) per line: with O_APPEND the kernel places it whole at the end of the file.
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written != bytes.count { writeFailures += 1 }
+    }
+
+    // MARK: Reading
+
+    /// The most recent entries, oldest first (at most `limit`).
+    public func entries(limit: Int = 100) -> [JSONValue] {
+        Array(recent.suffix(max(0, limit)))
+    }
+
+    /// Lines that could not be written whole (disk full, ...).
+    public var failedWrites: Int { writeFailures }
+
+    static func iso(_ ms: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+}
+
+/// Seen from the device: a message it received, or one it sent.
+public enum JournalDirection: String, Sendable {
+    case `in`
+    case out
+}

@@ -1,0 +1,234 @@
+/// The web console served at `/`: one self-contained page (no CDN, no build step). Devices with
+/// live state (server-sent events), their buttons, and a phone panel that plays an app user.
+///
+/// Live video hook: the phone panel holds a `<video id="phone-video">` and `startVideo(session)`;
+/// once WebRTC lands, that function opens a WebSocket signalling relay (`/api/phone/signal`) and an
+/// `RTCPeerConnection`, and shows the device's stream there.
+enum ConsolePage {
+    static let html = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ipcemu console</title>
+<style>
+  :root { --bg:#f4f5f7; --card:#fff; --ink:#1d2330; --muted:#667; --ok:#1a7f37; --warn:#b35900; --bad:#c62828; --accent:#2457c5; }
+  * { box-sizing: border-box; }
+  body { margin:0; font:14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; background:var(--bg); color:var(--ink); }
+  header { padding:12px 20px; background:#1d2330; color:#fff; display:flex; gap:16px; align-items:baseline; }
+  header h1 { margin:0; font-size:18px; }
+  header .live { font-size:12px; color:#9fb3d9; }
+  main { display:grid; grid-template-columns: 1fr 320px; gap:16px; padding:16px 20px; }
+  .card { background:var(--card); border-radius:10px; padding:14px 16px; box-shadow:0 1px 3px rgba(0,0,0,.08); margin-bottom:16px; }
+  .card h2 { margin:0 0 4px; font-size:16px; }
+  .sub { color:var(--muted); font-size:12px; }
+  .pill { display:inline-block; padding:1px 8px; border-radius:10px; font-size:12px; background:#e8ebf2; }
+  .pill.ok { background:#dcf3e2; color:var(--ok); } .pill.bad { background:#fbe0e0; color:var(--bad); }
+  .pill.ring { background:#fff0d6; color:var(--warn); } .pill.call { background:#dfe8fb; color:var(--accent); }
+  .row { display:flex; flex-wrap:wrap; gap:6px; align-items:center; margin-top:10px; }
+  button { font:inherit; padding:5px 12px; border-radius:6px; border:1px solid #c8cdd8; background:#fff; cursor:pointer; }
+  button:hover { border-color:var(--accent); }
+  button.primary { background:var(--accent); color:#fff; border-color:var(--accent); }
+  button.accept { background:var(--ok); color:#fff; border-color:var(--ok); }
+  button.reject { background:var(--bad); color:#fff; border-color:var(--bad); }
+  input[type=number] { width:70px; font:inherit; padding:4px; }
+  select { font:inherit; padding:4px; }
+  dl { display:grid; grid-template-columns:130px 1fr; margin:8px 0 0; gap:2px 8px; font-size:13px; }
+  dt { color:var(--muted); } dd { margin:0; word-break:break-all; }
+  #phone { position:sticky; top:16px; }
+  .phone-screen { border:8px solid #1d2330; border-radius:26px; padding:14px; min-height:360px; background:#fafbfd; text-align:center; }
+  .phone-screen .big { font-size:18px; margin:18px 0 8px; }
+  video { width:100%; background:#000; border-radius:8px; }
+  .video-placeholder { margin-top:12px; height:150px; border-radius:8px; background:#1d2330; color:#9fb3d9;
+    display:flex; align-items:center; justify-content:center; font-size:12px; }
+  .video-placeholder[hidden] { display:none; }
+  #log { font:12px ui-monospace, monospace; max-height:260px; overflow:auto; white-space:pre-wrap; }
+  .error { color:var(--bad); min-height:1.4em; }
+</style>
+</head>
+<body>
+<header><h1>ipcemu console</h1><span class="live" id="live">connecting…</span></header>
+<main>
+  <section>
+    <div id="devices"></div>
+    <div class="card"><h2>Events</h2><div id="log"></div></div>
+  </section>
+  <aside id="phone" class="card">
+    <h2>Phone <span class="sub" id="phone-user"></span></h2>
+    <div class="sub">An app user run by the server (in the household): a doorbell press rings it.</div>
+    <div class="phone-screen">
+      <div class="big" id="phone-state">…</div>
+      <div id="phone-detail" class="sub"></div>
+      <div class="row" style="justify-content:center">
+        <button class="accept" id="phone-accept" hidden>Accept</button>
+        <button class="reject" id="phone-reject" hidden>Reject</button>
+        <button id="phone-hangup" hidden>Hang up</button>
+      </div>
+      <!-- Live video hook: filled by startVideo() once WebRTC lands. -->
+      <video id="phone-video" autoplay playsinline muted hidden></video>
+      <div class="video-placeholder" id="phone-video-placeholder" hidden>live video arrives with WebRTC</div>
+      <div class="sub" id="phone-video-note"></div>
+    </div>
+    <div class="error" id="phone-error"></div>
+  </aside>
+</main>
+<script>
+"use strict";
+const token = new URLSearchParams(location.search).get("token");
+const state = { devices: [], phone: null };
+
+async function api(method, path, body) {
+  const headers = { "Accept": "application/json" };
+  if (token) headers["Authorization"] = "Bearer " + token;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(data.error || ("HTTP " + r.status));
+  return data;
+}
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "onclick") e.onclick = v; else if (k === "class") e.className = v; else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+function phasePill(phase, connected) {
+  if (connected === false) return el("span", { class: "pill bad" }, "offline");
+  const cls = { idle: "ok", ringingIncoming: "ring", ringingOutgoing: "ring", answered: "call" }[phase] || "";
+  return el("span", { class: "pill " + cls }, phase);
+}
+
+function deviceCard(d) {
+  const id = encodeURIComponent(d.devId);
+  const err = el("div", { class: "error" });
+  const act = (label, method, path, body, cls) => el("button", {
+    class: cls || "", "data-action": label.toLowerCase().replace(/ /g, "-"), "data-device": d.devId,
+    onclick: async () => { err.textContent = ""; try { await api(method, "/api/devices/" + id + path, typeof body === "function" ? body() : body); await refresh(); } catch (e) { err.textContent = e.message; } }
+  }, label);
+  const delay = el("input", { type: "number", min: "0", step: "100", value: String(d.faults.replyDelayMs) });
+  const dropFor = el("input", { type: "number", min: "0", step: "1", value: "5" });
+  const policy = el("select", {});
+  for (const p of ["answer", "reject", "ignore", "busy", "manual"]) {
+    const o = el("option", { value: p }, p); if (d.answerPolicy.split(":")[0] === p) o.selected = true; policy.append(o);
+  }
+  policy.onchange = async () => { try { await api("PUT", "/api/devices/" + id + "/answer-policy", { policy: policy.value }); await refresh(); } catch (e) { err.textContent = e.message; } };
+  const s = d.session;
+  const pressTargets = () => (state.phone && document.getElementById("ring-phone-" + d.devId)?.checked) ? { targets: [state.phone.userId] } : {};
+  const ringPhone = el("input", { type: "checkbox", id: "ring-phone-" + d.devId, checked: "" });
+  return el("div", { class: "card device", "data-device": d.devId },
+    el("h2", {}, d.name + " ", phasePill(d.phase, d.connected)),
+    el("div", { class: "sub" }, d.devId + " · " + d.category),
+    el("dl", {},
+      el("dt", {}, "session"), el("dd", {}, s ? s.sessionId + " (" + s.direction + ")" : "—"),
+      el("dt", {}, "peers"), el("dd", {}, s ? s.peers.join(", ") : "—"),
+      el("dt", {}, "answer policy"), el("dd", {}, d.answerPolicy),
+      el("dt", {}, "P2P link"), el("dd", {}, d.media.p2pLink + (d.media.available ? "" : " (media not in this build)")),
+      el("dt", {}, "last call"), el("dd", {}, d.lastCall ? d.lastCall.outcome + (d.lastCall.reason ? " (" + d.lastCall.reason + ")" : "") : "—"),
+      el("dt", {}, "MQTT"), el("dd", {}, (d.connected ? "connected" : "down") + ", " + d.mqtt.reconnects + " reconnects")),
+    el("div", { class: "row" },
+      act("Press", "POST", "/press", pressTargets, "primary"),
+      el("label", { class: "sub" }, ringPhone, " ring the console phone only"),
+      act("Answer", "POST", "/answer"), act("Reject", "POST", "/reject"),
+      act("Cancel", "POST", "/cancel"), act("Hang up", "POST", "/hangup")),
+    el("div", { class: "row" }, el("span", { class: "sub" }, "policy"), policy),
+    el("div", { class: "row" }, el("span", { class: "sub" }, "faults"),
+      act(d.faults.heartbeatRepliesSuppressed ? "Answer heartbeats" : "Stop heartbeat replies", "PUT", "/faults", { heartbeatRepliesSuppressed: !d.faults.heartbeatRepliesSuppressed }),
+      act(d.actingBusy ? "Stop acting busy" : "Act busy", "PUT", "/faults", { actingBusy: !d.actingBusy }),
+      delay, act("Set reply delay (ms)", "PUT", "/faults", () => ({ replyDelayMs: Number(delay.value) || 0 })),
+      dropFor, act("Drop MQTT (s)", "POST", "/faults/drop-connection", () => ({ seconds: Number(dropFor.value) || 0 })),
+      act("Drop P2P", "POST", "/faults/drop-p2p")),
+    err);
+}
+
+function renderDevices() {
+  const box = document.getElementById("devices");
+  box.replaceChildren(...state.devices.map(deviceCard));
+}
+
+function renderPhone() {
+  const p = state.phone;
+  const show = (id, on) => { document.getElementById(id).hidden = !on; };
+  if (!p) {
+    document.getElementById("phone-state").textContent = "no console phone";
+    ["phone-accept", "phone-reject", "phone-hangup"].forEach(id => show(id, false));
+    return;
+  }
+  document.getElementById("phone-user").textContent = p.userId;
+  const st = document.getElementById("phone-state"), detail = document.getElementById("phone-detail");
+  st.dataset.phase = p.phase;
+  if (p.phase === "ringingIncoming") { st.textContent = (p.ringingFrom || "doorbell") + " is ringing"; detail.textContent = p.session.sessionId; }
+  else if (p.phase === "answered") { st.textContent = "In call"; detail.textContent = p.session.sessionId; }
+  else if (p.phase === "ringingOutgoing") { st.textContent = "Calling…"; detail.textContent = ""; }
+  else { st.textContent = "Idle"; detail.textContent = p.lastCall ? "last call: " + p.lastCall.outcome : ""; }
+  show("phone-accept", p.phase === "ringingIncoming");
+  show("phone-reject", p.phase === "ringingIncoming");
+  show("phone-hangup", p.phase === "answered");
+  if (p.phase === "answered") startVideo(p.session.sessionId); else stopVideo();
+}
+
+// Live video hook: WebRTC is not in this build. Once it is, open a WebSocket to
+// /api/phone/signal, relay the offer/answer/candidates for `session`, and attach the stream
+// to #phone-video.
+function startVideo(session) {
+  document.getElementById("phone-video-placeholder").hidden = false;
+  document.getElementById("phone-video-note").textContent = p2pNote(session);
+}
+function stopVideo() {
+  const v = document.getElementById("phone-video"); v.hidden = true; v.srcObject = null;
+  document.getElementById("phone-video-placeholder").hidden = true;
+  document.getElementById("phone-video-note").textContent = "";
+}
+function p2pNote(session) { return "Live video: not available in this build (session " + session + ")"; }
+
+async function phoneAction(what) {
+  const err = document.getElementById("phone-error"); err.textContent = "";
+  try { state.phone = await api("POST", "/api/phone/" + what); renderPhone(); } catch (e) { err.textContent = e.message; }
+}
+document.getElementById("phone-accept").onclick = () => phoneAction("answer");
+document.getElementById("phone-reject").onclick = () => phoneAction("reject");
+document.getElementById("phone-hangup").onclick = () => phoneAction("hangup");
+
+let refreshing = null;
+async function refresh() {
+  if (refreshing) return refreshing;
+  refreshing = (async () => {
+    try {
+      state.devices = (await api("GET", "/api/devices")).devices;
+      renderDevices();
+      try { state.phone = await api("GET", "/api/phone"); } catch (e) { state.phone = null; }
+      renderPhone();
+    } finally { refreshing = null; }
+  })();
+  return refreshing;
+}
+
+function logLine(ev) {
+  const log = document.getElementById("log");
+  const t = new Date(ev.t || Date.now()).toISOString().slice(11, 23);
+  let what = ev.type;
+  if (ev.message) what += " " + ev.message.event + " " + (ev.type === "sent" ? "→ " + ev.message.targetId : "← " + ev.message.curId);
+  if (ev.type === "phone") what = "phone " + ev.what + (ev.message ? " " + ev.message.event : "");
+  if (ev.record) what += " " + ev.record.outcome;
+  log.prepend(el("div", {}, t + "  " + (ev.device || ev.user || "") + "  " + what));
+  while (log.childNodes.length > 200) log.lastChild.remove();
+}
+
+function connectEvents() {
+  const es = new EventSource("/api/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
+  es.onopen = () => { document.getElementById("live").textContent = "live"; refresh(); };
+  es.onerror = () => { document.getElementById("live").textContent = "reconnecting…"; };
+  es.onmessage = (m) => { try { logLine(JSON.parse(m.data)); } catch (e) {} refresh(); };
+}
+
+refresh();
+connectEvents();
+</script>
+</body>
+</html>
+"""#
+}

@@ -1,0 +1,200 @@
+import AppSimulator
+import CallRuntime
+import Foundation
+import Hummingbird
+import IPCWire
+import Logging
+
+/// Where the control API listens and who may use it.
+public struct ControlServerConfiguration: Sendable, Equatable {
+    public var host: String
+    /// 0: any free port (read `ControlServer.port` after `start`).
+    public var port: Int
+    /// Required on every request (`Authorization: Bearer TOKEN`, or `?token=TOKEN` for the
+    /// browser's EventSource) when set; required to be set when `host` is not a loopback address.
+    public var token: String?
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil) {
+        self.host = host
+        self.port = port
+        self.token = token
+    }
+
+    /// Parses `HOST:PORT` (`[::1]:8080` for IPv6).
+    public init(address: String, token: String?) throws(ControlError) {
+        var host = "", portText = ""
+        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+            host = String(address[address.index(after: address.startIndex)..<close])
+            let rest = address[address.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw .badRequest("--control must be HOST:PORT; got '\(address)'", field: "control") }
+            portText = String(rest.dropFirst())
+        } else if let colon = address.lastIndex(of: ":") {
+            host = String(address[..<colon])
+            portText = String(address[address.index(after: colon)...])
+        } else {
+            throw .badRequest("--control must be HOST:PORT (e.g. 127.0.0.1:8080); got '\(address)'", field: "control")
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
+            throw .badRequest("--control must be HOST:PORT with a port 0-65535; got '\(address)'", field: "control")
+        }
+        self.init(host: host, port: port, token: token)
+    }
+
+    /// 127.0.0.0/8, ::1 and localhost.
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// The token rule: any address but loopback needs a token.
+    public func validate() throws(ControlError) {
+        if let token, token.isEmpty {
+            throw .badRequest("--control-token must not be empty", field: "control-token")
+        }
+        if !isLoopback, token == nil {
+            throw .badRequest("binding the control API to \(host) (not loopback) requires --control-token",
+                              field: "control-token")
+        }
+    }
+}
+
+/// The HTTP control API, web console and /metrics of one process.
+public final class ControlServer: @unchecked Sendable {
+    public let configuration: ControlServerConfiguration
+    public let registry: DeviceRegistry
+    public let phone: ConsolePhone?
+    private let log: EventLog
+    private let lock = NSLock()
+    private var runTask: Task<Void, Never>?
+    private var boundPort: Int?
+
+    /// Checks the token rule at once: a non-loopback address without a token is refused here.
+    public init(configuration: ControlServerConfiguration, registry: DeviceRegistry, phone: ConsolePhone? = nil,
+                log: EventLog = EventLog()) throws(ControlError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.registry = registry
+        self.phone = phone
+        self.log = log
+    }
+
+    /// The port it listens on (after `start`).
+    public var port: Int? { lock.withLock { boundPort } }
+
+    /// `http://host:port` (after `start`).
+    public var url: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "http://\(host):\(port ?? configuration.port)"
+    }
+
+    /// Binds and serves; returns once the socket listens (or throws why it could not).
+    public func start() async throws(ControlError) {
+        let router = Router()
+        router.add(middleware: ErrorAsJSONMiddleware())
+        if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
+        ControlRoutes(registry: registry, phone: phone).register(on: router)
+
+        let started = StartSignal()
+        var logger = Logger(label: "ipcemu.control")
+        logger.logLevel = .critical
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ipcemu"),
+            onServerRunning: { channel in started.fire(.success(channel.localAddress?.port ?? 0)) },
+            logger: logger
+        )
+        let task = Task {
+            do {
+                try await app.run()
+                started.fire(.failure(ControlError(status: 500, "the control server stopped before it listened")))
+            } catch {
+                started.fire(.failure(ControlError(status: 500, "cannot listen on \(configuration.host):\(configuration.port): \(error)")))
+            }
+        }
+        lock.withLock { runTask = task }
+        switch await started.wait() {
+        case .success(let port):
+            lock.withLock { boundPort = port }
+            log.log(.info, "control API listening", fields: [("url", url), ("token", configuration.token == nil ? "none" : "required")])
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// Ends the event streams, then stops the server.
+    public func stop() async {
+        registry.hub.finishAll()
+        let task = lock.withLock { () -> Task<Void, Never>? in
+            defer { runTask = nil }
+            return runTask
+        }
+        task?.cancel()
+        await task?.value
+    }
+}
+
+/// Resolves once with the bound port or why binding failed.
+final class StartSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<Int, ControlError>?
+    private var waiter: CheckedContinuation<Result<Int, ControlError>, Never>?
+
+    func fire(_ r: Result<Int, ControlError>) {
+        let w = lock.withLock { () -> CheckedContinuation<Result<Int, ControlError>, Never>? in
+            guard result == nil else { return nil }
+            result = r
+            defer { waiter = nil }
+            return waiter
+        }
+        w?.resume(returning: r)
+    }
+
+    func wait() async -> Result<Int, ControlError> {
+        await withCheckedContinuation { c in
+            let ready = lock.withLock { () -> Result<Int, ControlError>? in
+                if let result { return result }
+                waiter = c
+                return nil
+            }
+            if let ready { c.resume(returning: ready) }
+        }
+    }
+}
+
+/// Every request must carry the token: `Authorization: Bearer TOKEN`, or `?token=TOKEN` (the
+/// browser's EventSource cannot set headers).
+struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let header = request.headers[.authorization]
+        let presented = header.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+            ?? request.uri.queryParameters.get("token")
+        guard let presented, Self.same(presented, token) else {
+            var r = ControlRoutes.json(ControlRoutes.errorBody(ControlError(status: 401, "missing or wrong bearer token", field: "Authorization")), status: .unauthorized)
+            r.headers[.wwwAuthenticate] = "Bearer"
+            return r
+        }
+        return try await next(request, context)
+    }
+
+    /// Compares without an early exit.
+    static func same(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var diff = x.count ^ y.count
+        for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
+        return diff == 0
+    }
+}
+
+/// Errors thrown by Hummingbird itself (unknown path, wrong method) answer in the API's JSON shape too.
+struct ErrorAsJSONMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            let status = error.status
+            let message = status == .notFound ? "no such endpoint: \(request.method.rawValue) \(request.uri.path)" : (error.body ?? status.reasonPhrase)
+            return ControlRoutes.json(ControlRoutes.errorBody(ControlError(status: status.code, message)), status: status)
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import CallEngine
+import CallRuntime
+import Emulator
+import Foundation
+import IPCWire
+
+/// Every device the control API can reach in this process, by devId (`ipcemu run` has one; a
+/// fleet has many). Adding a device starts its monitor, which feeds the journal, the metrics and
+/// the event stream from `device.events()`.
+public actor DeviceRegistry {
+    private var order: [String] = []
+    private var entries: [String: ControlledDevice] = [:]
+    public nonisolated let hub: EventHub
+    public nonisolated let metrics: ControlMetrics
+    /// Where journals go (`<dir>/<devId>.jsonl`); nil keeps them in memory only.
+    public nonisolated let journalDirectory: String?
+
+    public init(hub: EventHub = EventHub(), metrics: ControlMetrics = ControlMetrics(), journalDirectory: String? = nil) {
+        self.hub = hub
+        self.metrics = metrics
+        self.journalDirectory = journalDirectory
+    }
+
+    /// Registers a device (already started or not) and starts observing it.
+    @discardableResult
+    public func add(_ device: Device) async throws(ControlError) -> ControlledDevice {
+        guard entries[device.devId] == nil else {
+            throw ControlError(status: 409, "device '\(device.devId)' is already registered")
+        }
+        let journal = try CallJournal(devId: device.devId, directory: journalDirectory)
+        let entry = ControlledDevice(device: device, journal: journal)
+        entries[device.devId] = entry
+        order.append(device.devId)
+        let events = await device.events()
+        let monitor = DeviceMonitor(devId: device.devId, journal: journal, metrics: metrics, hub: hub)
+        entry.monitorTask = Task { await monitor.run(events) }
+        return entry
+    }
+
+    public func device(_ devId: String) -> ControlledDevice? { entries[devId] }
+
+    public var all: [ControlledDevice] { order.compactMap { entries[$0] } }
+
+    /// Stops observing (the devices themselves are stopped by whoever owns them) and closes the
+    /// journals.
+    public func close() async {
+        for entry in all {
+            entry.monitorTask?.cancel()
+            await entry.journal.closeFile()
+        }
+    }
+
+    /// The Prometheus exposition for every device.
+    public func metricsText() async -> String {
+        var gauges: [ControlMetrics.DeviceGauges] = []
+        for entry in all {
+            let s = await entry.device.status
+            let active = s.session != nil && s.phase != .idle && s.phase != .shutDown
+            let linkUp = s.session?.mediaLink == .up
+            gauges.append(ControlMetrics.DeviceGauges(
+                devId: s.devId, activeCalls: active ? 1 : 0, p2pLinkUp: linkUp,
+                mqttReconnects: entry.device.mqttCounters.reconnects, mqttConnected: s.connected))
+        }
+        return metrics.render(gauges)
+    }
+}
+
+/// One registered device and what the control layer keeps for it.
+public final class ControlledDevice: @unchecked Sendable {
+    public let device: Device
+    public let journal: CallJournal
+    var monitorTask: Task<Void, Never>?
+
+    init(device: Device, journal: CallJournal) {
+        self.device = device
+        self.journal = journal
+    }
+
+    public var devId: String { device.devId }
+}
+
+/// Turns one device's events into journal lines, metrics and server-sent events.
+struct DeviceMonitor: Sendable {
+    let devId: String
+    let journal: CallJournal
+    let metrics: ControlMetrics
+    let hub: EventHub
+
+    func run(_ events: AsyncStream<DeviceEvent>) async {
+        var callReceivedAt: [String: Int64] = [:]
+        for await event in events {
+            let now = WallClock.nowMs()
+            switch event {
+            case .received(let m):
+                await journal.record(direction: .in, message: m, at: now)
+                if m.event == .call { callReceivedAt[m.sessionId] = now }
+            case .sent(let m):
+                await journal.record(direction: .out, message: m, at: now)
+                if m.event == .ring, let t = callReceivedAt.removeValue(forKey: m.sessionId) {
+                    metrics.observeRingLatency(device: devId, seconds: Double(now - t) / 1000)
+                }
+            case .callEnded(let record):
+                await journal.record(ended: record, at: now)
+                metrics.callEnded(device: devId, outcome: record.outcome)
+                callReceivedAt.removeValue(forKey: record.sessionId)
+            case .connection, .ringing, .ringingStopped, .refused, .offerRefused:
+                break
+            }
+            hub.publish(JSONViews.event(event, devId: devId, at: now), device: devId)
+        }
+    }
+}

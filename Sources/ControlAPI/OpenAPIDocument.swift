@@ -1,0 +1,1615 @@
+/// The control API's OpenAPI 3.0 document, written by hand and served at /openapi.json. The
+/// ControlAPITests check it against the live server both ways (every documented operation answers
+/// with a documented status and shape; every route the server has is documented).
+enum OpenAPIDocument {
+    static let json = #"""
+{
+  "openapi": "3.0.3",
+  "info": {
+    "title": "ipcemu control API",
+    "version": "1.0.0",
+    "description": "Drive emulated doorbells (Tuya-style IPC with screen): state, doorbell presses, answers, faults, the call journal, live events. Listens on 127.0.0.1 unless `--control` says otherwise; any other address needs `--control-token`, and then every request needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`), else 401. Errors are JSON: {\"error\": \"...\", \"field\": \"...\"|null}; unknown device 404; an action that makes no sense in the current state 409."
+  },
+  "servers": [
+    {
+      "url": "http://127.0.0.1:8080"
+    }
+  ],
+  "security": [
+    {},
+    {
+      "bearerAuth": []
+    }
+  ],
+  "paths": {
+    "/": {
+      "get": {
+        "summary": "The web console (HTML, everything served by the binary)",
+        "tags": [
+          "console"
+        ],
+        "responses": {
+          "200": {
+            "description": "HTML page",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/openapi.json": {
+      "get": {
+        "summary": "This document",
+        "tags": [
+          "meta"
+        ],
+        "responses": {
+          "200": {
+            "description": "OpenAPI 3.0 document",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/metrics": {
+      "get": {
+        "summary": "Prometheus metrics (text format 0.0.4)",
+        "tags": [
+          "meta"
+        ],
+        "responses": {
+          "200": {
+            "description": "Prometheus text",
+            "content": {
+              "text/plain": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/devices": {
+      "get": {
+        "summary": "Every device in the process, with its state",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "The devices",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceList"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/devices/{devId}": {
+      "get": {
+        "summary": "One device's state",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "State",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      }
+    },
+    "/api/devices/{devId}/press": {
+      "post": {
+        "summary": "Press the doorbell: call targets (default: the household)",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "Calling",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PressReply"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PressRequest"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/devices/{devId}/answer": {
+      "post": {
+        "summary": "Answer the ringing incoming call",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "Done; the new state",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      }
+    },
+    "/api/devices/{devId}/reject": {
+      "post": {
+        "summary": "Reject the ringing incoming call",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "Done; the new state",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      }
+    },
+    "/api/devices/{devId}/cancel": {
+      "post": {
+        "summary": "Cancel the outgoing call before an answer",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "Done; the new state",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      }
+    },
+    "/api/devices/{devId}/hangup": {
+      "post": {
+        "summary": "Hang up the answered call",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "Done; the new state",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      }
+    },
+    "/api/devices/{devId}/answer-policy": {
+      "put": {
+        "summary": "Set the answer policy",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "Set",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceState"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AnswerPolicyRequest"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/devices/{devId}/faults": {
+      "get": {
+        "summary": "Faults in force",
+        "tags": [
+          "faults"
+        ],
+        "responses": {
+          "200": {
+            "description": "Faults",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Faults"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      },
+      "put": {
+        "summary": "Set faults (fields left out stay as they are): stop answering heartbeats, delay every reply, act busy",
+        "tags": [
+          "faults"
+        ],
+        "responses": {
+          "200": {
+            "description": "Faults now in force",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Faults"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FaultsRequest"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/devices/{devId}/faults/drop-connection": {
+      "post": {
+        "summary": "Drop the MQTT connection without DISCONNECT (the broker publishes the will) and reconnect after `seconds`",
+        "tags": [
+          "faults"
+        ],
+        "responses": {
+          "202": {
+            "description": "Dropped",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DropConnectionReply"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DropConnectionRequest"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/devices/{devId}/faults/drop-p2p": {
+      "post": {
+        "summary": "Drop the P2P media link (needs WebRTC: 501 until it is built in)",
+        "tags": [
+          "faults"
+        ],
+        "responses": {
+          "501": {
+            "description": "Not in this build",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      }
+    },
+    "/api/devices/{devId}/journal": {
+      "get": {
+        "summary": "The call journal: recent entries, oldest first",
+        "tags": [
+          "devices"
+        ],
+        "responses": {
+          "200": {
+            "description": "Entries",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Journal"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No device with that devId",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "devId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 10000,
+              "default": 100
+            }
+          }
+        ]
+      }
+    },
+    "/api/events": {
+      "get": {
+        "summary": "Server-sent events: every call event of every device (or of `device`), and the console phone's (type phone). Each `data:` line is one JSON object with `type`, `device`, `t`.",
+        "tags": [
+          "events"
+        ],
+        "responses": {
+          "200": {
+            "description": "text/event-stream",
+            "content": {
+              "text/event-stream": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No such device",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "name": "device",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ]
+      }
+    },
+    "/api/phone": {
+      "get": {
+        "summary": "The console phone (an app user run by the server, in the household)",
+        "tags": [
+          "console"
+        ],
+        "responses": {
+          "200": {
+            "description": "State",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PhoneState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No console phone in this process",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/phone/answer": {
+      "post": {
+        "summary": "Accept the call ringing the console phone",
+        "tags": [
+          "console"
+        ],
+        "responses": {
+          "200": {
+            "description": "Done",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PhoneState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No console phone",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/phone/reject": {
+      "post": {
+        "summary": "Reject the call ringing the console phone",
+        "tags": [
+          "console"
+        ],
+        "responses": {
+          "200": {
+            "description": "Done",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PhoneState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No console phone",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/phone/hangup": {
+      "post": {
+        "summary": "Hang up the console phone's call",
+        "tags": [
+          "console"
+        ],
+        "responses": {
+          "200": {
+            "description": "Done",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PhoneState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No console phone",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  },
+  "components": {
+    "schemas": {
+      "Error": {
+        "type": "object",
+        "properties": {
+          "error": {
+            "type": "string",
+            "description": "What was wrong."
+          },
+          "field": {
+            "type": "string",
+            "description": "The request field it is about, or null.",
+            "nullable": true
+          }
+        },
+        "required": [
+          "error",
+          "field"
+        ],
+        "additionalProperties": false
+      },
+      "Session": {
+        "type": "object",
+        "properties": {
+          "sessionId": {
+            "type": "string"
+          },
+          "direction": {
+            "type": "string",
+            "enum": [
+              "incoming",
+              "outgoing"
+            ]
+          },
+          "phase": {
+            "type": "string",
+            "enum": [
+              "ringingIncoming",
+              "ringingOutgoing",
+              "answered"
+            ]
+          },
+          "callType": {
+            "type": "integer",
+            "enum": [
+              1,
+              2,
+              3
+            ]
+          },
+          "peers": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "activePeers": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "peersRinging": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "answeredBy": {
+            "type": "string",
+            "nullable": true
+          },
+          "deadline": {
+            "type": "integer",
+            "description": "unix ms"
+          },
+          "startedAt": {
+            "type": "integer"
+          },
+          "answeredAt": {
+            "type": "integer",
+            "nullable": true
+          },
+          "mediaLink": {
+            "type": "string",
+            "enum": [
+              "none",
+              "connecting",
+              "up",
+              "lost"
+            ]
+          }
+        },
+        "required": [
+          "activePeers",
+          "answeredAt",
+          "answeredBy",
+          "callType",
+          "deadline",
+          "direction",
+          "mediaLink",
+          "peers",
+          "peersRinging",
+          "phase",
+          "sessionId",
+          "startedAt"
+        ],
+        "additionalProperties": false
+      },
+      "CallRecord": {
+        "type": "object",
+        "properties": {
+          "sessionId": {
+            "type": "string"
+          },
+          "direction": {
+            "type": "string",
+            "enum": [
+              "incoming",
+              "outgoing"
+            ]
+          },
+          "peers": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "answeredBy": {
+            "type": "string",
+            "nullable": true
+          },
+          "callType": {
+            "type": "integer",
+            "enum": [
+              1,
+              2,
+              3
+            ]
+          },
+          "startedAt": {
+            "type": "integer"
+          },
+          "answeredAt": {
+            "type": "integer",
+            "nullable": true
+          },
+          "endedAt": {
+            "type": "integer"
+          },
+          "outcome": {
+            "type": "string",
+            "enum": [
+              "hungUp",
+              "cancelled",
+              "rejected",
+              "busy",
+              "notAnswered",
+              "answeredElsewhere",
+              "rejectedElsewhere",
+              "stopped"
+            ]
+          },
+          "endedBy": {
+            "type": "string",
+            "enum": [
+              "local",
+              "remote"
+            ]
+          },
+          "reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "sdkError": {
+            "type": "integer",
+            "nullable": true
+          }
+        },
+        "required": [
+          "answeredAt",
+          "answeredBy",
+          "callType",
+          "direction",
+          "endedAt",
+          "endedBy",
+          "outcome",
+          "peers",
+          "reason",
+          "sdkError",
+          "sessionId",
+          "startedAt"
+        ],
+        "additionalProperties": false
+      },
+      "Faults": {
+        "type": "object",
+        "properties": {
+          "heartbeatRepliesSuppressed": {
+            "type": "boolean"
+          },
+          "replyDelayMs": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "actingBusy": {
+            "type": "boolean"
+          }
+        },
+        "required": [
+          "actingBusy",
+          "heartbeatRepliesSuppressed",
+          "replyDelayMs"
+        ],
+        "additionalProperties": false
+      },
+      "DeviceState": {
+        "type": "object",
+        "properties": {
+          "devId": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "category": {
+            "type": "string"
+          },
+          "connected": {
+            "type": "boolean",
+            "description": "MQTT connection up"
+          },
+          "phase": {
+            "type": "string",
+            "enum": [
+              "idle",
+              "ringingIncoming",
+              "ringingOutgoing",
+              "answered",
+              "shutDown"
+            ]
+          },
+          "session": {
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Session"
+              }
+            ]
+          },
+          "peers": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "answerPolicy": {
+            "type": "string",
+            "description": "answer, answer:SECONDS, reject, ignore, busy or manual"
+          },
+          "actingBusy": {
+            "type": "boolean"
+          },
+          "callsEnded": {
+            "type": "integer"
+          },
+          "lastCall": {
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/CallRecord"
+              }
+            ]
+          },
+          "household": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "faults": {
+            "$ref": "#/components/schemas/Faults"
+          },
+          "media": {
+            "type": "object",
+            "properties": {
+              "p2pLink": {
+                "type": "string",
+                "enum": [
+                  "none",
+                  "connecting",
+                  "up",
+                  "lost"
+                ]
+              },
+              "framesSent": {
+                "type": "integer"
+              },
+              "framesReceived": {
+                "type": "integer"
+              },
+              "fps": {
+                "type": "number"
+              },
+              "available": {
+                "type": "boolean",
+                "description": "false until the WebRTC media link is built in"
+              }
+            },
+            "required": [
+              "available",
+              "fps",
+              "framesReceived",
+              "framesSent",
+              "p2pLink"
+            ],
+            "additionalProperties": false
+          },
+          "mqtt": {
+            "type": "object",
+            "properties": {
+              "reconnects": {
+                "type": "integer"
+              },
+              "messagesIn": {
+                "type": "integer"
+              },
+              "messagesOut": {
+                "type": "integer"
+              }
+            },
+            "required": [
+              "messagesIn",
+              "messagesOut",
+              "reconnects"
+            ],
+            "additionalProperties": false
+          }
+        },
+        "required": [
+          "actingBusy",
+          "answerPolicy",
+          "callsEnded",
+          "category",
+          "connected",
+          "devId",
+          "faults",
+          "household",
+          "lastCall",
+          "media",
+          "mqtt",
+          "name",
+          "peers",
+          "phase",
+          "session"
+        ],
+        "additionalProperties": false
+      },
+      "DeviceList": {
+        "type": "object",
+        "properties": {
+          "devices": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/DeviceState"
+            }
+          }
+        },
+        "required": [
+          "devices"
+        ],
+        "additionalProperties": false
+      },
+      "PressRequest": {
+        "type": "object",
+        "properties": {
+          "targets": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1
+            },
+            "description": "App users to call (default: the household)"
+          },
+          "callType": {
+            "type": "integer",
+            "enum": [
+              1,
+              2,
+              3
+            ]
+          },
+          "timeout": {
+            "type": "number",
+            "description": "Seconds the call rings (default: the profile's callTimeout)",
+            "exclusiveMinimum": true,
+            "minimum": 0,
+            "maximum": 3600
+          }
+        },
+        "required": [],
+        "additionalProperties": false
+      },
+      "PressReply": {
+        "type": "object",
+        "properties": {
+          "sessionId": {
+            "type": "string"
+          },
+          "device": {
+            "$ref": "#/components/schemas/DeviceState"
+          }
+        },
+        "required": [
+          "device",
+          "sessionId"
+        ],
+        "additionalProperties": false
+      },
+      "AnswerPolicyRequest": {
+        "type": "object",
+        "properties": {
+          "policy": {
+            "type": "string",
+            "enum": [
+              "answer",
+              "reject",
+              "ignore",
+              "busy",
+              "manual"
+            ]
+          },
+          "afterSeconds": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 3600,
+            "description": "answer only"
+          }
+        },
+        "required": [
+          "policy"
+        ],
+        "additionalProperties": false
+      },
+      "FaultsRequest": {
+        "type": "object",
+        "properties": {
+          "heartbeatRepliesSuppressed": {
+            "type": "boolean"
+          },
+          "replyDelayMs": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 600000
+          },
+          "actingBusy": {
+            "type": "boolean"
+          }
+        },
+        "required": [],
+        "additionalProperties": false
+      },
+      "DropConnectionRequest": {
+        "type": "object",
+        "properties": {
+          "seconds": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 3600
+          }
+        },
+        "required": [
+          "seconds"
+        ],
+        "additionalProperties": false
+      },
+      "DropConnectionReply": {
+        "type": "object",
+        "properties": {
+          "dropped": {
+            "type": "boolean"
+          },
+          "seconds": {
+            "type": "number"
+          }
+        },
+        "required": [
+          "dropped",
+          "seconds"
+        ],
+        "additionalProperties": false
+      },
+      "JournalEntry": {
+        "type": "object",
+        "properties": {
+          "t": {
+            "type": "integer",
+            "description": "unix ms"
+          },
+          "time": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "device": {
+            "type": "string"
+          },
+          "kind": {
+            "type": "string",
+            "enum": [
+              "event",
+              "call"
+            ]
+          },
+          "session": {
+            "type": "string"
+          },
+          "direction": {
+            "type": "string",
+            "description": "event: in or out; call: incoming or outgoing"
+          },
+          "event": {
+            "type": "string"
+          },
+          "peer": {
+            "type": "string"
+          },
+          "reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "callType": {
+            "type": "integer"
+          },
+          "outcome": {
+            "type": "string"
+          },
+          "endedBy": {
+            "type": "string"
+          },
+          "peers": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "answeredBy": {
+            "type": "string",
+            "nullable": true
+          },
+          "startedAt": {
+            "type": "integer"
+          },
+          "answeredAt": {
+            "type": "integer",
+            "nullable": true
+          },
+          "endedAt": {
+            "type": "integer"
+          }
+        },
+        "required": [
+          "device",
+          "direction",
+          "kind",
+          "session",
+          "t",
+          "time"
+        ],
+        "additionalProperties": false
+      },
+      "Journal": {
+        "type": "object",
+        "properties": {
+          "devId": {
+            "type": "string"
+          },
+          "file": {
+            "type": "string",
+            "nullable": true
+          },
+          "entries": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/JournalEntry"
+            }
+          }
+        },
+        "required": [
+          "devId",
+          "entries",
+          "file"
+        ],
+        "additionalProperties": false
+      },
+      "PhoneState": {
+        "type": "object",
+        "properties": {
+          "userId": {
+            "type": "string"
+          },
+          "phase": {
+            "type": "string",
+            "enum": [
+              "idle",
+              "ringingIncoming",
+              "ringingOutgoing",
+              "answered",
+              "shutDown"
+            ]
+          },
+          "session": {
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Session"
+              }
+            ]
+          },
+          "ringingFrom": {
+            "type": "string",
+            "nullable": true
+          },
+          "lastCall": {
+            "nullable": true,
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/CallRecord"
+              }
+            ]
+          },
+          "video": {
+            "type": "string",
+            "enum": [
+              "unavailable"
+            ],
+            "description": "The live video hook: 'unavailable' until WebRTC lands"
+          }
+        },
+        "required": [
+          "lastCall",
+          "phase",
+          "ringingFrom",
+          "session",
+          "userId",
+          "video"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "securitySchemes": {
+      "bearerAuth": {
+        "type": "http",
+        "scheme": "bearer"
+      }
+    },
+    "responses": {
+      "Unauthorized": {
+        "description": "Missing or wrong bearer token (only when the server has a token)",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      }
+    }
+  }
+}
+"""#
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Drives the ipcemu web console in headless Chromium over the DevTools protocol (stdlib only).
+
+Opens the console, presses the doorbell of the first device, waits for the phone panel to ring,
+optionally takes a screenshot, clicks Accept and waits for the call to be answered. Prints one
+JSON line with what it saw; exits 0 only if the phone rang and the call was answered.
+
+usage: console-check.py CONSOLE_URL [--screenshot FILE] [--chromium PATH] [--timeout SECONDS]
+"""
+import argparse, base64, json, os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request
+
+
+class WebSocket:
+    """The smallest RFC 6455 client that talks to Chromium: text frames, masked, no extensions."""
+
+    def __init__(self, url, timeout):
+        assert url.startswith("ws://")
+        hostport, _, path = url[5:].partition("/")
+        host, _, port = hostport.partition(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        req = (f"GET /{path} HTTP/1.1\r\nHost: {hostport}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        self.sock.sendall(req.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(1)
+            if not chunk:
+                raise RuntimeError("websocket handshake: connection closed")
+            head += chunk
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise RuntimeError("websocket handshake refused: " + head.decode(errors="replace"))
+
+    def send(self, text):
+        data = text.encode()
+        header = bytes([0x81])
+        n = len(data)
+        if n < 126:
+            header += bytes([0x80 | n])
+        elif n < 65536:
+            header += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        mask = os.urandom(4)
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def _exact(self, n):
+        out = b""
+        while len(out) < n:
+            chunk = self.sock.recv(n - len(out))
+            if not chunk:
+                raise RuntimeError("websocket closed")
+            out += chunk
+        return out
+
+    def recv(self):
+        message = b""
+        while True:
+            b0, b1 = self._exact(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._exact(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._exact(8))[0]
+            payload = self._exact(n)
+            opcode = b0 & 0x0F
+            if opcode == 8:
+                raise RuntimeError("websocket closed by peer")
+            if opcode in (9, 10):
+                continue
+            message += payload
+            if b0 & 0x80:
+                return message.decode()
+
+
+class Page:
+    def __init__(self, ws):
+        self.ws, self.next_id = ws, 0
+
+    def call(self, method, **params):
+        self.next_id += 1
+        my = self.next_id
+        self.ws.send(json.dumps({"id": my, "method": method, "params": params}))
+        while True:
+            reply = json.loads(self.ws.recv())
+            if reply.get("id") == my:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+
+    def eval(self, expression):
+        r = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        return r.get("result", {}).get("value")
+
+    def wait_for(self, expression, timeout, what):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.eval(expression):
+                return True
+            time.sleep(0.1)
+        raise TimeoutError(f"timed out waiting for {what}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("--screenshot")
+    ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
+    ap.add_argument("--timeout", type=float, default=20)
+    args = ap.parse_args()
+    profile = tempfile.mkdtemp(prefix="ipcemu-chromium-")
+    browser = subprocess.Popen(
+        [args.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+         "--remote-debugging-port=0", f"--user-data-dir={profile}", "--window-size=1200,820", args.url],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen = {"rang": False, "answered": False}
+    try:
+        port_file = os.path.join(profile, "DevToolsActivePort")
+        deadline = time.time() + args.timeout
+        while not (os.path.exists(port_file) and open(port_file).read().count("\n") >= 1):
+            if time.time() > deadline or browser.poll() is not None:
+                raise RuntimeError("chromium did not start its DevTools endpoint")
+            time.sleep(0.1)
+        port = int(open(port_file).read().split("\n")[0])
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5))
+        page_target = next(t for t in targets if t.get("type") == "page")
+        page = Page(WebSocket(page_target["webSocketDebuggerUrl"], args.timeout))
+        page.wait_for("!!document.querySelector('button[data-action=press]') && document.getElementById('live').textContent === 'live'",
+                      args.timeout, "the console to load and go live")
+        page.wait_for("document.getElementById('phone-state').dataset.phase === 'idle'", args.timeout, "the phone panel to be idle")
+        page.eval("document.querySelector('button[data-action=press]').click(); true")
+        page.wait_for("document.getElementById('phone-state').dataset.phase === 'ringingIncoming' && "
+                      "!document.getElementById('phone-accept').hidden", args.timeout, "the phone panel to ring")
+        seen["rang"] = True
+        seen["ringText"] = page.eval("document.getElementById('phone-state').textContent")
+        if args.screenshot:
+            time.sleep(0.3)
+            shot = page.call("Page.captureScreenshot", format="png")
+            with open(args.screenshot, "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+        page.eval("document.getElementById('phone-accept').click(); true")
+        page.wait_for("document.getElementById('phone-state').dataset.phase === 'answered'", args.timeout, "the call to be answered")
+        seen["answered"] = True
+        print(json.dumps(seen))
+        return 0
+    except Exception as e:  # report what was seen so far
+        seen["error"] = str(e)
+        print(json.dumps(seen))
+        return 1
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            browser.kill()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
