@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Camera", targets: ["Camera"]),
         .library(name: "Emulator", targets: ["Emulator"]),
         .library(name: "AppSimulator", targets: ["AppSimulator"]),
+        .library(name: "WebRTCLink", targets: ["WebRTCLink"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -48,6 +49,32 @@ let package = Package(
         // MARK: Camera: V4L2 (through a C shim), stamped test pattern, H.264 clip loop.
         .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "Camera", dependencies: ["CV4L2"]),
+        // MARK: WebRTC media (PROTOCOL.md section 4): webrtcbin through a C shim, both roles.
+        // The shim's C file needs GStreamer's, GLib's and libnice's headers (what
+        // `pkg-config --cflags gstreamer-webrtc-1.0 gstreamer-sdp-1.0 gstreamer-app-1.0
+        // gstreamer-video-1.0 nice` prints); its public header includes none of them.
+        .target(
+            name: "CGstWebRTC",
+            cSettings: [
+                .unsafeFlags([
+                    "-I/usr/include/gstreamer-1.0", "-I/usr/include/glib-2.0", "-I/usr/include/nice",
+                    "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
+                    "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
+                    "-I/usr/lib/arm-linux-gnueabihf/glib-2.0/include",
+                    "-I/usr/include/x86_64-linux-gnu", "-I/usr/include/aarch64-linux-gnu",
+                    "-I/usr/include/arm-linux-gnueabihf", "-I/usr/include/orc-0.4",
+                    "-pthread",
+                ]),
+            ],
+            linkerSettings: [
+                .linkedLibrary("gstwebrtc-1.0"), .linkedLibrary("gstsdp-1.0"),
+                .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstvideo-1.0"),
+                .linkedLibrary("gstbase-1.0"), .linkedLibrary("gstreamer-1.0"),
+                .linkedLibrary("nice"), .linkedLibrary("gio-2.0"),
+                .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
+            ]
+        ),
+        .target(name: "WebRTCLink", dependencies: ["CGstWebRTC"]),
         // MARK: Glue: one actor per device; and the app side that mirrors the SDK.
         .target(
             name: "Emulator",
@@ -77,6 +104,7 @@ let package = Package(
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "CV4L2", "TestSupport"]),
+        .testTarget(name: "WebRTCLinkTests", dependencies: ["WebRTCLink", "CGstWebRTC"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]
