@@ -94,10 +94,17 @@ final class PeerCore: @unchecked Sendable {
     private var lastPushedPts: Int64 = -1
     private var frameDurationNanos: Int64 = 33_333_333
 
-    init(options: LinkOptions, events: LinkEvents, negotiation: Negotiation) {
+    /// Applied to the local description webrtcbin creates, before it is reported and set.
+    private let editLocalDescription: @Sendable (String) -> String
+
+    init(
+        options: LinkOptions, events: LinkEvents, negotiation: Negotiation,
+        editLocalDescription: @escaping @Sendable (String) -> String = { $0 }
+    ) {
         self.options = options
         self.events = events
         self.negotiation = negotiation
+        self.editLocalDescription = editLocalDescription
     }
 
     deinit {
@@ -235,11 +242,12 @@ final class PeerCore: @unchecked Sendable {
         cgw_webrtc_create_offer(webrtc, onLocalDescriptionCreated, CoreReference.retained(self), releaseCoreReference)
     }
 
-    fileprivate func localDescriptionCreated(sdp: String?, error: String?) {
-        guard let sdp, error == nil else {
+    fileprivate func localDescriptionCreated(sdp created: String?, error: String?) {
+        guard let created, error == nil else {
             return fail(.negotiationFailed("create-\(isAnswerer ? "answer" : "offer"): \(error ?? "no SDP")"))
         }
         guard let webrtc = liveWebRTC() else { return }
+        let sdp = editLocalDescription(created)
         events.localDescription(sdp)
         let type = Int32(isAnswerer ? CGW_SDP_ANSWER : CGW_SDP_OFFER)
         if !cgw_webrtc_set_local_description(webrtc, type, sdp, onLocalDescriptionSet, CoreReference.retained(self), releaseCoreReference) {

@@ -1,3 +1,5 @@
+import Foundation
+
 // A small reader of SDP text: the media sections, their direction and their RTP payloads.
 // Enough to pick codecs from an offer and to check an answer; not a general SDP library.
 
@@ -40,7 +42,7 @@ public struct SessionDescriptionSummary: Sendable, Hashable {
 
     /// Reads SDP text (CRLF or LF line ends). Throws `invalidOffer` when it has no `v=` or no m= line.
     public init(parsing text: String) throws(WebRTCLinkError) {
-        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r" })
+        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline)
             .map(String.init)
         guard lines.first?.hasPrefix("v=") == true else { throw .invalidOffer("not SDP: no v= line first") }
         var sections: [MediaSection] = []
@@ -155,5 +157,24 @@ extension Substring {
         while text.first == " " { text = text.dropFirst() }
         while text.last == " " { text = text.dropLast() }
         return String(text)
+    }
+}
+
+/// Small, line-based edits of SDP text.
+enum SDPEditing {
+    /// Makes the `a=fmtp:<pt>` line of an H.264 payload carry this profile-level-id (replacing one
+    /// that is there, or adding it; adding the fmtp line after the rtpmap if there is none).
+    static func settingH264ProfileLevelID(in sdp: String, payloadType: Int, profileLevelID: String) -> String {
+        var lines = sdp.components(separatedBy: "\r\n")
+        let fmtpPrefix = "a=fmtp:\(payloadType) "
+        if let index = lines.firstIndex(where: { $0.hasPrefix(fmtpPrefix) }) {
+            let parameters = lines[index].dropFirst(fmtpPrefix.count).split(separator: ";")
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.lowercased().hasPrefix("profile-level-id=") && !$0.isEmpty }
+            lines[index] = fmtpPrefix + (parameters + ["profile-level-id=\(profileLevelID)"]).joined(separator: ";")
+        } else if let rtpmap = lines.firstIndex(where: { $0.hasPrefix("a=rtpmap:\(payloadType) ") }) {
+            lines.insert(fmtpPrefix + "packetization-mode=1;profile-level-id=\(profileLevelID)", at: rtpmap + 1)
+        }
+        return lines.joined(separator: "\r\n")
     }
 }

@@ -13,6 +13,17 @@ public struct AnswerPlan: Sendable, Hashable {
     public var audioPayloadType: Int?
     public var receivesAudio: Bool
 
+    /// The profile-level-id the answer states: the offer's when it is constrained baseline (42 with
+    /// constraint_set1, e.g. 42e01f or 42c01f), else 42e01f.
+    public var answerProfileLevelID: String {
+        if let id = videoPayload?.profileLevelID, id.count == 6, id.hasPrefix("42"),
+            let constraints = Int(id.dropFirst(2).prefix(2), radix: 16), constraints & 0x40 != 0
+        {
+            return id
+        }
+        return "42e01f"
+    }
+
     /// Reads the offer. Throws `invalidOffer` for non-SDP or an offer with no audio or video, and
     /// `noCompatibleVideoCodec` when the app wants video but offers no H.264 packetization-mode 1.
     public init(offer: String, sendsAudio: Bool = true) throws(WebRTCLinkError) {
@@ -71,7 +82,14 @@ public final class WebRTCAnswerer: Sendable {
             encoderFactory = PipelineDescriptions.encoderFactory(
                 for: media.encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
         }
-        core = PeerCore(options: options, events: events, negotiation: .answer(offer: offer))
+        let plan = self.plan
+        core = PeerCore(options: options, events: events, negotiation: .answer(offer: offer)) { answer in
+            // webrtcbin 1.22 leaves profile-level-id out of the answer's H.264 fmtp (the encoder's
+            // SPS says 42c0xx, the offer 42e0xx: both constrained baseline). State it.
+            guard let video = plan.videoPayload else { return answer }
+            return SDPEditing.settingH264ProfileLevelID(
+                in: answer, payloadType: video.payloadType, profileLevelID: plan.answerProfileLevelID)
+        }
     }
 
     deinit { core.close() }
