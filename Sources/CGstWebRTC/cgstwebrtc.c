@@ -721,6 +721,8 @@ unsigned long cgw_connect_dtls_transport_state(CgwElement *webrtc, cgw_state_fn 
     return 0;
 }
 
+void *cgw_object_ref(void *object) { return object != NULL ? g_object_ref(object) : NULL; }
+
 void cgw_object_unref(void *object) {
     if (object != NULL) g_object_unref(object);
 }

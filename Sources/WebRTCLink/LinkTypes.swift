@@ -62,17 +62,21 @@ public struct SendMedia: Sendable, Hashable {
     public var encoder: H264EncoderChoice
     /// Target bit rate of the encoder, in kbit/s; nil picks one from the size and rate.
     public var videoBitrateKbps: Int?
+    /// Longest gap between key frames the encoder makes on its own (besides the first one and
+    /// one per PLI/FIR). Not used for pass-through.
+    public var keyFrameIntervalSeconds: Int
     /// Send a test tone (PCMA if the offer has it, otherwise Opus).
     public var sendsAudio: Bool
 
     public init(
         video: VideoFormat, videoInput: VideoInput = .testPattern, encoder: H264EncoderChoice = .automatic,
-        videoBitrateKbps: Int? = nil, sendsAudio: Bool = true
+        videoBitrateKbps: Int? = nil, keyFrameIntervalSeconds: Int = 2, sendsAudio: Bool = true
     ) {
         self.video = video
         self.videoInput = videoInput
         self.encoder = encoder
         self.videoBitrateKbps = videoBitrateKbps
+        self.keyFrameIntervalSeconds = keyFrameIntervalSeconds
         self.sendsAudio = sendsAudio
     }
 }

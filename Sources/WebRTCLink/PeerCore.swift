@@ -73,6 +73,7 @@ final class PeerCore: @unchecked Sendable {
     private var receiveBins: [OpaquePointer] = []
     private var dtlsTransport: UnsafeMutableRawPointer?
     private var latestSample: OpaquePointer?
+    private var receivedVideoPad: OpaquePointer?
 
     private var webrtcHandlers: [UInt] = []
     private var dtlsHandler: UInt = 0
@@ -109,6 +110,7 @@ final class PeerCore: @unchecked Sendable {
 
     deinit {
         if let latestSample { cgw_sample_unref(latestSample) }
+        if let receivedVideoPad { cgw_pad_unref(receivedVideoPad) }
         if let dtlsTransport { cgw_object_unref(dtlsTransport) }
         for bin in receiveBins { cgw_element_unref(bin) }
         if let videoIn { cgw_element_unref(videoIn) }
@@ -424,7 +426,13 @@ final class PeerCore: @unchecked Sendable {
         }
         let counter: cgw_buffers_fn = media == "video" ? onVideoPackets : onAudioPackets
         _ = cgw_pad_count_buffers(pad, counter, CoreReference.retained(self), releaseCoreReference)
-        lock.withLock { receiveBins.append(bin) }
+        lock.withLock {
+            receiveBins.append(bin)
+            if media == "video", receivedVideoPad == nil {
+                receivedVideoPad = pad
+                _ = cgw_object_ref(UnsafeMutableRawPointer(pad))
+            }
+        }
         if !cgw_link_pad_to_bin(pipeline, pad, bin, &error) {
             fail(.pipelineError("linking the \(media) receive branch: \(takeCString(error))"))
         }
@@ -463,6 +471,12 @@ final class PeerCore: @unchecked Sendable {
     }
 
     var stats: LinkStatistics { lock.withLock { statistics } }
+
+    /// Asks the peer for a key frame (RTCP PLI/FIR) on the received video. False before video arrives.
+    func requestKeyFrame() -> Bool {
+        guard let pad = lock.withLock({ closed ? nil : receivedVideoPad }) else { return false }
+        return cgw_pad_request_key_unit_upstream(pad)
+    }
 
     /// The latest decoded video frame from the peer, as JPEG.
     func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] {

@@ -28,8 +28,8 @@ enum PipelineDescriptions {
 
     /// Encoder for raw I420 input: constrained baseline, no B-frames, key frame every 2 s and on
     /// every force-key-unit event (which rtph264pay passes up when webrtcbin gets a PLI/FIR).
-    static func encoder(factory: String, video: VideoFormat, bitrateKbps: Int) -> String {
-        let keyInterval = max(1, video.fps * 2)
+    static func encoder(factory: String, video: VideoFormat, bitrateKbps: Int, keyFrameIntervalSeconds: Int) -> String {
+        let keyInterval = max(1, video.fps * max(1, keyFrameIntervalSeconds))
         switch factory {
         case "v4l2h264enc":
             return "v4l2h264enc extra-controls=\"controls,repeat_sequence_header=1,h264_i_frame_period=\(keyInterval),"
@@ -45,15 +45,17 @@ enum PipelineDescriptions {
     static func videoSend(media: SendMedia, payloadType: Int, encoderFactory: String) -> String {
         let video = media.video
         let bitrate = media.videoBitrateKbps ?? defaultBitrateKbps(video)
+        let encode = encoder(
+            factory: encoderFactory, video: video, bitrateKbps: bitrate, keyFrameIntervalSeconds: media.keyFrameIntervalSeconds)
         let source: String
         switch media.videoInput {
         case .testPattern:
             source = "videotestsrc is-live=true pattern=ball ! \(rawCaps(video)) ! queue max-size-buffers=2"
-                + " ! \(encoder(factory: encoderFactory, video: video, bitrateKbps: bitrate))"
+                + " ! \(encode)"
         case .rawFrames:
             source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4"
                 + " leaky-type=upstream caps=\"\(rawCaps(video))\" ! queue max-size-buffers=2"
-                + " ! \(encoder(factory: encoderFactory, video: video, bitrateKbps: bitrate))"
+                + " ! \(encode)"
         case .h264AccessUnits:
             source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=8"
                 + " caps=\"video/x-h264,stream-format=byte-stream,alignment=au,width=\(video.width),"
@@ -106,9 +108,10 @@ enum PipelineDescriptions {
     static let discardBranch = "fakesink sync=false async=false"
 
     /// Caps of a receive-only transceiver the offerer (app simulator) adds.
-    static func offerVideoCaps(payloadType: Int) -> String {
+    static func offerVideoCaps(payloadType: Int, statingProfile: Bool) -> String {
         "application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000,"
-            + "packetization-mode=(string)1,profile-level-id=(string)42e01f,level-asymmetry-allowed=(string)1"
+            + "packetization-mode=(string)1,level-asymmetry-allowed=(string)1"
+            + (statingProfile ? ",profile-level-id=(string)42e01f" : "")
     }
 
     static func offerAudioCaps(_ codecs: [AudioCodec]) -> String {

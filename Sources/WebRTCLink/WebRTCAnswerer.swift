@@ -161,6 +161,10 @@ public final class WebRTCAnswerer: Sendable {
         return lumaStride * evenHeight + 2 * chromaStride * (evenHeight / 2)
     }
 
+    /// Asks the app for a key frame of the video it sends (two-way calls).
+    @discardableResult
+    public func requestKeyFrame() -> Bool { core.requestKeyFrame() }
+
     public var state: LinkState { core.currentState }
     public var stats: LinkStatistics { core.stats }
 

@@ -28,7 +28,12 @@ public final class WebRTCOfferer: Sendable {
 
     public init(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = LinkOptions(), events: LinkEvents) {
         self.configuration = configuration
-        core = PeerCore(options: options, events: events, negotiation: .offer)
+        let pt = configuration.videoPayloadType
+        core = PeerCore(options: options, events: events, negotiation: .offer) { offer in
+            // When the app sends video too, its transceiver's caps cannot name a profile-level-id
+            // (x264's SPS says 42c0xx and webrtcbin would refuse the stream): state it here.
+            SDPEditing.settingH264ProfileLevelID(in: offer, payloadType: pt, profileLevelID: "42e01f")
+        }
     }
 
     deinit { core.close() }
@@ -42,10 +47,12 @@ public final class WebRTCOfferer: Sendable {
             let media = SendMedia(video: video, videoInput: .testPattern, encoder: .software, sendsAudio: false)
             parts.append(PipelineDescriptions.videoSend(media: media, payloadType: pt, encoderFactory: "x264enc"))
             transceivers.append(TransceiverSetup(
-                target: .existing(0), direction: .sendrecv, caps: PipelineDescriptions.offerVideoCaps(payloadType: pt)))
+                target: .existing(0), direction: .sendrecv,
+                caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: false)))
         } else {
             transceivers.append(TransceiverSetup(
-                target: .added, direction: .recvonly, caps: PipelineDescriptions.offerVideoCaps(payloadType: pt)))
+                target: .added, direction: .recvonly,
+                caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: true)))
         }
         if !configuration.audioCodecs.isEmpty {
             transceivers.append(TransceiverSetup(
@@ -68,6 +75,10 @@ public final class WebRTCOfferer: Sendable {
     public func addRemoteCandidate(_ line: String, sdpMLineIndex: Int = 0) {
         core.addRemoteCandidate(line, sdpMLineIndex: sdpMLineIndex)
     }
+
+    /// Sends the device a key frame request (RTCP PLI/FIR); false before any video arrived.
+    @discardableResult
+    public func requestKeyFrame() -> Bool { core.requestKeyFrame() }
 
     public var state: LinkState { core.currentState }
     public var stats: LinkStatistics { core.stats }

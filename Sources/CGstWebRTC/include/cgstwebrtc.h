@@ -156,6 +156,7 @@ unsigned long cgw_connect_pad_added(CgwElement *element, cgw_pad_added_fn fn, vo
 unsigned long cgw_connect_dtls_transport_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release,
                                                void **transport_out);
 void cgw_signal_disconnect(void *object, unsigned long handler_id);
+void *cgw_object_ref(void *object);
 void cgw_object_unref(void *object);
 
 /* ---- Receive branches, frames, snapshots ---- */
