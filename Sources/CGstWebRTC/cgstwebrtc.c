@@ -258,6 +258,10 @@ int64_t cgw_element_running_time_ns(CgwElement *element) {
     return (int64_t)(now - base);
 }
 
+char *cgw_pipeline_graph_dot(CgwElement *pipeline) {
+    return gst_debug_bin_to_dot_data(GST_BIN(pipeline), GST_DEBUG_GRAPH_SHOW_ALL);
+}
+
 int cgw_live_pipeline_count(void) {
     int count = 0;
     g_mutex_lock(&pipelines_lock);
@@ -596,6 +600,16 @@ bool cgw_webrtc_add_local_address(CgwElement *webrtc, const char *address) {
         }
     }
     if (agent != NULL) g_object_unref(agent);
+    if (ice != NULL) g_object_unref(ice);
+    return ok;
+}
+
+bool cgw_webrtc_set_ice_protocols(CgwElement *webrtc, bool udp, bool tcp) {
+    GObject *ice = NULL;
+    if (find_property(webrtc, "ice-agent") == NULL) return false;
+    g_object_get(webrtc, "ice-agent", &ice, NULL);
+    bool ok = ice != NULL && find_property(ice, "ice-tcp") != NULL && find_property(ice, "ice-udp") != NULL;
+    if (ok) g_object_set(ice, "ice-udp", (gboolean)udp, "ice-tcp", (gboolean)tcp, NULL);
     if (ice != NULL) g_object_unref(ice);
     return ok;
 }

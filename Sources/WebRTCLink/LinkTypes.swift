@@ -96,12 +96,17 @@ public struct LinkOptions: Sendable, Hashable {
     /// silent for as long as `silenceTimeout`.
     public var rtcpIntervalMs: Int
 
+    /// Also gather ICE-TCP host candidates (RFC 6544). Off by default: UDP host, STUN and TURN
+    /// candidates are what the app uses, and TCP pairs on one host made links flaky here.
+    public var tcpCandidates: Bool
+
     public init(
         iceServers: [ICEServer] = [], localAddresses: [String]? = nil, silenceTimeout: Duration = .seconds(5),
-        jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000
+        jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false
     ) {
         self.iceServers = iceServers
         self.localAddresses = localAddresses
+        self.tcpCandidates = tcpCandidates
         self.silenceTimeout = silenceTimeout
         self.jitterBufferMs = jitterBufferMs
         self.rtcpIntervalMs = rtcpIntervalMs

@@ -189,6 +189,9 @@ final class PeerCore: @unchecked Sendable {
     }
 
     private func configureICE(_ webrtc: OpaquePointer) throws(WebRTCLinkError) {
+        guard cgw_webrtc_set_ice_protocols(webrtc, true, options.tcpCandidates) else {
+            throw .pipeline("webrtcbin's ICE agent has no ice-udp/ice-tcp properties")
+        }
         let addresses = options.localAddresses ?? GStreamerRuntime.localInterfaceAddresses()
         for address in addresses where !address.isEmpty {
             guard cgw_webrtc_add_local_address(webrtc, address) else {
@@ -471,6 +474,12 @@ final class PeerCore: @unchecked Sendable {
     }
 
     var stats: LinkStatistics { lock.withLock { statistics } }
+
+    /// The pipeline as a Graphviz graph, for debugging ("" before start).
+    var pipelineGraph: String {
+        guard let pipeline = lock.withLock({ self.pipeline }) else { return "" }
+        return takeCString(cgw_pipeline_graph_dot(pipeline))
+    }
 
     /// Asks the peer for a key frame (RTCP PLI/FIR) on the received video. False before video arrives.
     func requestKeyFrame() -> Bool {

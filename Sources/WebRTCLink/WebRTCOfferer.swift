@@ -82,6 +82,8 @@ public final class WebRTCOfferer: Sendable {
 
     public var state: LinkState { core.currentState }
     public var stats: LinkStatistics { core.stats }
+    /// The pipeline as a Graphviz graph (elements, states, caps), for debugging.
+    public var pipelineGraph: String { core.pipelineGraph }
 
     /// The latest video frame received from the device, as JPEG.
     public func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] { try core.snapshotJPEG() }

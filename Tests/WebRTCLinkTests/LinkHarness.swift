@@ -18,6 +18,7 @@ final class LinkHarness: @unchecked Sendable {
     private var lastFrameAtOfferer: DecodedVideoFrame?
     private var answerSetAt: ContinuousClock.Instant?
     private var endOfCandidatesFromAnswerer = false
+    private var candidateLog: [String] = []
 
     static let loopbackOnly = LinkOptions(localAddresses: ["127.0.0.1"])
 
@@ -35,6 +36,17 @@ final class LinkHarness: @unchecked Sendable {
             guard let answerSetAt, let firstFrameAtOfferer else { return nil }
             return firstFrameAtOfferer - answerSetAt
         }
+    }
+
+    /// States and counters of both sides, for failure messages.
+    var diagnostics: String {
+        let (offerer, answerer) = lock.withLock { (self.offerer, self.answerer) }
+        if let dir = ProcessInfo.processInfo.environment["WEBRTCLINK_DOT_DIR"] {
+            try? (offerer?.pipelineGraph ?? "").write(toFile: "\(dir)/app.dot", atomically: true, encoding: .utf8)
+            try? (answerer?.pipelineGraph ?? "").write(toFile: "\(dir)/device.dot", atomically: true, encoding: .utf8)
+        }
+        return "app states \(offererStates), device states \(answererStates); app \(String(describing: offerer?.stats)); "
+            + "device \(String(describing: answerer?.stats)); candidates \(lock.withLock { candidateLog })"
     }
 
     func answererState(_ predicate: (LinkState) -> Bool) -> ContinuousClock.Instant? {
@@ -95,6 +107,8 @@ final class LinkHarness: @unchecked Sendable {
 
     private func fromOfferer(_ candidate: ICECandidate) {
         let answerer: WebRTCAnswerer? = lock.withLock {
+            candidateLog.append("app: \(candidate.candidate) [\(candidate.sdpMLineIndex)]")
+            print("[cand] app \(candidate.candidate)")
             if self.answerer == nil { toAnswerer.append(candidate) }
             return self.answerer
         }
@@ -104,6 +118,8 @@ final class LinkHarness: @unchecked Sendable {
 
     private func fromAnswerer(_ candidate: ICECandidate) {
         let offerer: WebRTCOfferer? = lock.withLock {
+            candidateLog.append("device: \(candidate.candidate) [\(candidate.sdpMLineIndex)]")
+            print("[cand] device \(candidate.candidate)")
             if candidate.isEndOfCandidates { endOfCandidatesFromAnswerer = true }
             if answerSetAt == nil { toOfferer.append(candidate) }
             return answerSetAt == nil ? nil : self.offerer

@@ -14,7 +14,7 @@ struct LoopbackLinkTests {
         try await harness.startAnswerer(offer: offer, media: media)
 
         let enough = try await waitUntil(seconds: 20) { harness.framesReceivedByOfferer >= 60 }
-        #expect(enough, "offerer decoded \(harness.framesReceivedByOfferer) frames")
+        #expect(enough, "\(harness.diagnostics)")
         let frame = try #require(harness.lastFrame)
         #expect(frame.width == 640 && frame.height == 360)
         #expect(frame.stride >= 640 && frame.luma.count == frame.stride * frame.height)
@@ -70,7 +70,7 @@ struct LoopbackLinkTests {
         let both = try await waitUntil(seconds: 20) {
             answerer.stats.videoFramesReceived >= 30 && harness.framesReceivedByOfferer >= 30
         }
-        #expect(both, "device got \(answerer.stats.videoFramesReceived), app got \(harness.framesReceivedByOfferer)")
+        #expect(both, "\(harness.diagnostics)")
         #expect(answerer.stats.receivedVideoWidth == 320 && answerer.stats.receivedVideoHeight == 240)
         #expect(answerer.stats.videoPacketsReceived >= 30)
         let answerVideo = try SessionDescriptionSummary(parsing: try #require(harness.answer)).firstSection(kind: "video")
@@ -88,7 +88,7 @@ struct LoopbackLinkTests {
         let offer = try await harness.startOfferer()
         try await harness.startAnswerer(offer: offer, media: SendMedia(video: VideoFormat(width: 320, height: 240, fps: 15)))
         let flowing = try await waitUntil(seconds: 20) { harness.framesReceivedByOfferer >= 15 }
-        #expect(flowing)
+        #expect(flowing, "\(harness.diagnostics)")
         // Let a few RTCP reports of the receive-only app reach the device first.
         try await Task.sleep(for: .seconds(2))
         #expect(harness.answerer?.state == .connected)
@@ -116,7 +116,7 @@ struct LoopbackLinkTests {
         let audio = try SessionDescriptionSummary(parsing: try #require(harness.answer)).firstSection(kind: "audio")
         #expect(audio?.payloads.map(\.encoding) == ["OPUS"])
         let heard = try await waitUntil(seconds: 20) { (harness.offerer?.stats.audioBuffersReceived ?? 0) >= 10 }
-        #expect(heard, "app decoded \(harness.offerer?.stats.audioBuffersReceived ?? 0) Opus buffers")
+        #expect(heard, "\(harness.diagnostics)")
     }
 
     @Test func pushedI420FramesAreEncodedAndArriveWithTheirContent() async throws {
@@ -141,7 +141,7 @@ struct LoopbackLinkTests {
         }
         #expect(
             harness.framesReceivedByOfferer >= 30,
-            "pushed \(pushed), decoded \(harness.framesReceivedByOfferer); states \(harness.offererStates) \(harness.answererStates); device \(answerer.stats), app \(String(describing: harness.offerer?.stats))")
+            "pushed \(pushed); \(harness.diagnostics)")
         let decoded = try #require(harness.lastFrame)
         #expect(decoded.width == 320 && decoded.height == 240)
         let top = decoded.luma[(60 * decoded.stride)..<(60 * decoded.stride + 320)].map(Int.init).reduce(0, +) / 320
@@ -169,7 +169,7 @@ struct LoopbackLinkTests {
             pts += 33_333_333
             try await Task.sleep(for: .milliseconds(33))
         }
-        #expect(harness.framesReceivedByOfferer >= 30, "pushed \(index), decoded \(harness.framesReceivedByOfferer)")
+        #expect(harness.framesReceivedByOfferer >= 30, "pushed \(index); \(harness.diagnostics)")
         #expect(harness.lastFrame?.width == 320)
         #expect(answerer.stats.videoKeyFramesSent >= 1)
     }

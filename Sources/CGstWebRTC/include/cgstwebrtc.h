@@ -72,6 +72,8 @@ void cgw_pipeline_stop(CgwElement *pipeline);
 int cgw_element_current_state(CgwElement *element);
 /* Running time of the element's pipeline clock in ns (clock time minus base time), or -1. */
 int64_t cgw_element_running_time_ns(CgwElement *element);
+/* The pipeline as a Graphviz graph (elements, states, caps); free with cgw_free. For debugging. */
+char *cgw_pipeline_graph_dot(CgwElement *pipeline);
 /* Counts how many GstPipeline objects of this process are alive and not in NULL state. */
 int cgw_live_pipeline_count(void);
 
@@ -127,6 +129,8 @@ bool cgw_webrtc_add_turn_server(CgwElement *webrtc, const char *uri);
 /* Makes the ICE agent gather host candidates on this address (libnice then uses only the addresses
  * added this way, loopback included). Call before any description is set. */
 bool cgw_webrtc_add_local_address(CgwElement *webrtc, const char *address);
+/* Which transports the ICE agent gathers host candidates for (its ice-udp / ice-tcp properties). */
+bool cgw_webrtc_set_ice_protocols(CgwElement *webrtc, bool udp, bool tcp);
 /* Sets the RTCP minimum interval of every RTP session of the webrtcbin (so that a receive-only peer
  * still reports at least this often); returns the number of sessions changed. */
 int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms);
