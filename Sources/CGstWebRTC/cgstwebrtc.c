@@ -933,44 +933,17 @@ unsigned long cgw_pad_count_buffers(CgwPad *pad, cgw_buffers_fn fn, void *ctx, c
                              callback_new((void *)fn, ctx, release), callback_free);
 }
 
-static const char *probed_quark_name = "cgw-received-packets-probed";
-
-/* One callback shared by several probes: reference counted, released with the last probe. */
-static void shared_callback_clear(gpointer data) {
-    CgwCallback *cb = data;
-    if (cb->release != NULL) cb->release(cb->ctx);
-}
-
-static void shared_callback_release(gpointer data) { g_atomic_rc_box_release_full(data, shared_callback_clear); }
-
-int cgw_webrtc_count_received_packets(CgwElement *webrtc, cgw_buffers_fn fn, void *ctx, cgw_release_fn release) {
-    int added = 0;
-    CgwCallback *shared = g_atomic_rc_box_new0(CgwCallback);
-    shared->fn = (void *)fn;
-    shared->ctx = ctx;
-    shared->release = release;
-    GstIterator *it = gst_bin_iterate_recurse(GST_BIN(webrtc));
+/* Calls visit(element, data) for every element inside a bin, recursively. */
+static void for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data) {
+    GstIterator *it = gst_bin_iterate_recurse(bin);
     GValue item = G_VALUE_INIT;
     gboolean done = FALSE;
     while (!done) {
         switch (gst_iterator_next(it, &item)) {
-        case GST_ITERATOR_OK: {
-            GstElement *element = g_value_get_object(&item);
-            GstElementFactory *factory = gst_element_get_factory(element);
-            if (factory != NULL && g_strcmp0(GST_OBJECT_NAME(factory), "nicesrc") == 0 &&
-                g_object_get_data(G_OBJECT(element), probed_quark_name) == NULL) {
-                GstPad *src = gst_element_get_static_pad(element, "src");
-                if (src != NULL) {
-                    gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
-                                      count_buffers_probe, g_atomic_rc_box_acquire(shared), shared_callback_release);
-                    gst_object_unref(src);
-                    g_object_set_data(G_OBJECT(element), probed_quark_name, GINT_TO_POINTER(1));
-                    added++;
-                }
-            }
+        case GST_ITERATOR_OK:
+            visit(g_value_get_object(&item), data);
             g_value_reset(&item);
             break;
-        }
         case GST_ITERATOR_RESYNC:
             gst_iterator_resync(it);
             break;
@@ -981,8 +954,110 @@ int cgw_webrtc_count_received_packets(CgwElement *webrtc, cgw_buffers_fn fn, voi
     }
     g_value_unset(&item);
     gst_iterator_free(it);
-    shared_callback_release(shared);
-    return added;
+}
+
+static bool has_factory(GstElement *element, const char *name) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    return factory != NULL && g_strcmp0(GST_OBJECT_NAME(factory), name) == 0;
+}
+
+static bool parent_type_is(GstElement *element, const char *type_name) {
+    GstObject *parent = gst_object_get_parent(GST_OBJECT(element));
+    bool result = parent != NULL && g_strcmp0(G_OBJECT_TYPE_NAME(parent), type_name) == 0;
+    if (parent != NULL) gst_object_unref(parent);
+    return result;
+}
+
+typedef struct {
+    CgwCallback *shared;
+    int added;
+} RtcpProbeSearch;
+
+static const char *rtcp_probed_key = "cgw-rtcp-probed";
+
+/* One callback shared by several probes: reference counted, released with the last probe. */
+static void shared_callback_clear(gpointer data) {
+    CgwCallback *cb = data;
+    if (cb->release != NULL) cb->release(cb->ctx);
+}
+
+static void shared_callback_release(gpointer data) { g_atomic_rc_box_release_full(data, shared_callback_clear); }
+
+static void probe_rtcp_of_receive_bin(GstElement *element, gpointer data) {
+    RtcpProbeSearch *search = data;
+    if (g_strcmp0(G_OBJECT_TYPE_NAME(element), "TransportReceiveBin") != 0) return;
+    if (g_object_get_data(G_OBJECT(element), rtcp_probed_key) != NULL) return;
+    GstPad *pad = gst_element_get_static_pad(element, "rtcp_src");
+    if (pad == NULL) return;
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, count_buffers_probe,
+                      g_atomic_rc_box_acquire(search->shared), shared_callback_release);
+    gst_object_unref(pad);
+    g_object_set_data(G_OBJECT(element), rtcp_probed_key, GINT_TO_POINTER(1));
+    search->added++;
+}
+
+int cgw_webrtc_count_received_rtcp(CgwElement *webrtc, cgw_buffers_fn fn, void *ctx, cgw_release_fn release) {
+    RtcpProbeSearch search = {g_atomic_rc_box_new0(CgwCallback), 0};
+    search.shared->fn = (void *)fn;
+    search.shared->ctx = ctx;
+    search.shared->release = release;
+    for_each_element(GST_BIN(webrtc), probe_rtcp_of_receive_bin, &search);
+    shared_callback_release(search.shared);
+    return search.added;
+}
+
+static bool task_paused(GstElement *element) {
+    GstPad *src = gst_element_get_static_pad(element, "src");
+    if (src == NULL) return false;
+    bool paused = gst_pad_get_task_state(src) == GST_TASK_PAUSED;
+    gst_object_unref(src);
+    return paused;
+}
+
+static void collect_stalled(GstElement *element, gpointer data) {
+    GPtrArray *stalled = data;
+    if (GST_STATE(element) != GST_STATE_PLAYING || !task_paused(element)) return;
+    if (has_factory(element, "nicesrc") ||
+        (has_factory(element, "queue") && parent_type_is(element, "TransportReceiveBin"))) {
+        g_ptr_array_add(stalled, gst_object_ref(element));
+    }
+}
+
+static void collect_behind_parent(GstElement *element, gpointer data) {
+    GPtrArray *behind = data;
+    if (gst_element_is_locked_state(element) || GST_STATE_PENDING(element) != GST_STATE_VOID_PENDING) return;
+    GstObject *parent = gst_object_get_parent(GST_OBJECT(element));
+    if (parent == NULL) return;
+    if (GST_IS_ELEMENT(parent) && GST_STATE(parent) == GST_STATE_PLAYING &&
+        GST_STATE_PENDING(parent) == GST_STATE_VOID_PENDING && GST_STATE(element) < GST_STATE_PLAYING) {
+        g_ptr_array_add(behind, gst_object_ref(element));
+    }
+    gst_object_unref(parent);
+}
+
+int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc) {
+    /* Elements left behind in READY by their playing parent (seen: rtpbin's rtpstorage), whose
+     * flushing pads stop the receive path: bring them up first. */
+    GPtrArray *behind = g_ptr_array_new_with_free_func(gst_object_unref);
+    if (GST_STATE(webrtc) == GST_STATE_PLAYING) for_each_element(GST_BIN(webrtc), collect_behind_parent, behind);
+    for (guint i = 0; i < behind->len; i++) gst_element_sync_state_with_parent(g_ptr_array_index(behind, i));
+    int count = (int)behind->len;
+    g_ptr_array_unref(behind);
+
+    GPtrArray *stalled = g_ptr_array_new_with_free_func(gst_object_unref);
+    for_each_element(GST_BIN(webrtc), collect_stalled, stalled);
+    /* Queues (downstream) first, then the ICE sources. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (guint i = 0; i < stalled->len; i++) {
+            GstElement *element = g_ptr_array_index(stalled, i);
+            if (has_factory(element, "nicesrc") != (pass == 1)) continue;
+            gst_element_set_state(element, GST_STATE_READY);
+            gst_element_set_state(element, GST_STATE_PLAYING);
+        }
+    }
+    count += (int)stalled->len;
+    g_ptr_array_unref(stalled);
+    return count;
 }
 
 bool cgw_pad_request_key_unit_upstream(CgwPad *pad) {

@@ -88,7 +88,7 @@ public struct LinkOptions: Sendable, Hashable {
     /// (PROTOCOL.md section 4: a peer on the same host can always connect). Tests pass
     /// `["127.0.0.1"]` to keep every packet on loopback.
     public var localAddresses: [String]?
-    /// No packet at all from the peer (RTP, RTCP, DTLS, STUN) for this long once connected: lost.
+    /// Neither RTP nor RTCP from the peer for this long once connected: lost.
     public var silenceTimeout: Duration
     /// Jitter buffer of the receive path, in ms.
     public var jitterBufferMs: Int
@@ -211,9 +211,13 @@ public struct LinkStatistics: Sendable, Hashable {
     public var audioPacketsReceived = 0
     /// Decoded audio buffers received.
     public var audioBuffersReceived = 0
-    /// Every packet that came from the peer through ICE (RTP, RTCP, DTLS, STUN), and its bytes.
-    public var transportPacketsReceived = 0
-    public var transportBytesReceived = 0
+    /// Bytes of those RTP packets (payload and RTP header).
+    public var rtpBytesReceived = 0
+    /// RTCP reports (SR/RR) received from the peer: a receive-only peer still sends these.
+    public var rtcpReportsReceived = 0
+    /// Times a stalled receive path inside webrtcbin was restarted (see
+    /// `cgw_webrtc_restart_stalled_receivers`); 0 on a healthy link.
+    public var stalledReceiverRestarts = 0
 
     public init() {}
 }

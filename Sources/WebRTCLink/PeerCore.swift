@@ -87,7 +87,8 @@ final class PeerCore: @unchecked Sendable {
     private var remoteDescriptionSet = false
     private var pendingRemoteCandidates: [(UInt32, String)] = []
     private var endOfCandidatesSent = false
-    private var transportProbed = false
+    private var rtcpProbed = false
+    private var stalledRestarts = 0
     private var rtcpIntervalSet = false
     private var lastPeerPacketUptime: UInt64 = 0
     private var statistics = LinkStatistics()
@@ -167,6 +168,7 @@ final class PeerCore: @unchecked Sendable {
             }
         }
         connectSignals(pipeline: pipeline, webrtc: webrtc)
+
         if let encoded = cgw_bin_get_child(pipeline, "videoencoded") {
             if let pad = cgw_element_get_static_pad(encoded, "src") {
                 _ = cgw_pad_count_buffers(pad, onEncodedVideo, CoreReference.retained(self), releaseCoreReference)
@@ -379,14 +381,16 @@ final class PeerCore: @unchecked Sendable {
 
     // MARK: Watchdog (shared loop thread)
 
-    /// Hooks what only exists after negotiation (transport probes, RTCP interval, DTLS state), then
+    /// Hooks what only exists after negotiation (RTCP interval, DTLS state), then
     /// checks for silence.
     fileprivate func watchdogTick() -> Bool {
-        let snapshot = lock.withLock { (closed, webrtc, transportProbed, rtcpIntervalSet, dtlsHandler, state, lastPeerPacketUptime) }
-        let (isClosed, webrtcElement, probed, rtcpSet, dtls, current, lastPacket) = snapshot
+        let snapshot = lock.withLock { (closed, webrtc, rtcpIntervalSet, dtlsHandler, state, lastPeerPacketUptime, rtcpProbed) }
+        let (isClosed, webrtcElement, rtcpSet, dtls, current, lastPacket, probed) = snapshot
         guard !isClosed, let webrtc = webrtcElement else { return false }
-        if !probed, cgw_webrtc_count_received_packets(webrtc, onTransportPackets, CoreReference.retained(self), releaseCoreReference) > 0 {
-            lock.withLock { transportProbed = true }
+        let restarted = cgw_webrtc_restart_stalled_receivers(webrtc)
+        if restarted > 0 { lock.withLock { stalledRestarts += Int(restarted) } }
+        if !probed, cgw_webrtc_count_received_rtcp(webrtc, onRTCPReceived, CoreReference.retained(self), releaseCoreReference) > 0 {
+            lock.withLock { rtcpProbed = true }
         }
         if !rtcpSet, cgw_webrtc_set_rtcp_interval(webrtc, UInt32(max(100, options.rtcpIntervalMs))) > 0 {
             lock.withLock { rtcpIntervalSet = true }
@@ -427,7 +431,7 @@ final class PeerCore: @unchecked Sendable {
             _ = cgw_appsink_on_sample(sink, onAudioSample, CoreReference.retained(self), releaseCoreReference)
             cgw_element_unref(sink)
         }
-        let counter: cgw_buffers_fn = media == "video" ? onVideoPackets : onAudioPackets
+        let counter: cgw_buffers_fn = media == "video" ? onVideoPackets : media == "audio" ? onAudioPackets : onOtherPackets
         _ = cgw_pad_count_buffers(pad, counter, CoreReference.retained(self), releaseCoreReference)
         lock.withLock {
             receiveBins.append(bin)
@@ -464,16 +468,25 @@ final class PeerCore: @unchecked Sendable {
         lock.withLock { update(&statistics) }
     }
 
-    fileprivate func transportPackets(_ packets: UInt32, bytes: Int) {
+    /// Something came from the peer: RTP on a receive pad, or an RTCP report.
+    fileprivate func heardFromPeer(rtpPackets: Int = 0, rtpBytes: Int = 0, media: String = "", rtcpReports: Int = 0) {
         let now = DispatchTime.now().uptimeNanoseconds
         lock.withLock {
-            statistics.transportPacketsReceived += Int(packets)
-            statistics.transportBytesReceived += bytes
+            if media == "video" { statistics.videoPacketsReceived += rtpPackets }
+            if media == "audio" { statistics.audioPacketsReceived += rtpPackets }
+            statistics.rtpBytesReceived += rtpBytes
+            statistics.rtcpReportsReceived += rtcpReports
             lastPeerPacketUptime = now
         }
     }
 
-    var stats: LinkStatistics { lock.withLock { statistics } }
+    var stats: LinkStatistics {
+        lock.withLock {
+            var copy = statistics
+            copy.stalledReceiverRestarts = stalledRestarts
+            return copy
+        }
+    }
 
     /// The pipeline as a Graphviz graph, for debugging ("" before start).
     var pipelineGraph: String {
@@ -551,6 +564,7 @@ final class PeerCore: @unchecked Sendable {
         let (pipeline, webrtc, handlers, dtls, transport, bus, timer, appsrc) = lock.withLock {
             (self.pipeline, self.webrtc, webrtcHandlers, dtlsHandler, dtlsTransport, busWatch, watchdog, videoIn)
         }
+
         cgw_shared_loop_remove_source(timer)
         cgw_shared_loop_remove_source(bus)
         if let webrtc { for handler in handlers { cgw_signal_disconnect(UnsafeMutableRawPointer(webrtc), handler) } }
@@ -709,11 +723,19 @@ private func onAudioSample(_ context: UnsafeMutableRawPointer?) {
 }
 
 private func onVideoPackets(_ context: UnsafeMutableRawPointer?, _ buffers: UInt32, _ bytes: Int, _ keys: UInt32) {
-    coreFrom(context)?.count { $0.videoPacketsReceived += Int(buffers) }
+    coreFrom(context)?.heardFromPeer(rtpPackets: Int(buffers), rtpBytes: bytes, media: "video")
 }
 
 private func onAudioPackets(_ context: UnsafeMutableRawPointer?, _ buffers: UInt32, _ bytes: Int, _ keys: UInt32) {
-    coreFrom(context)?.count { $0.audioPacketsReceived += Int(buffers) }
+    coreFrom(context)?.heardFromPeer(rtpPackets: Int(buffers), rtpBytes: bytes, media: "audio")
+}
+
+private func onOtherPackets(_ context: UnsafeMutableRawPointer?, _ buffers: UInt32, _ bytes: Int, _ keys: UInt32) {
+    coreFrom(context)?.heardFromPeer(rtpPackets: Int(buffers), rtpBytes: bytes)
+}
+
+private func onRTCPReceived(_ context: UnsafeMutableRawPointer?, _ buffers: UInt32, _ bytes: Int, _ keys: UInt32) {
+    coreFrom(context)?.heardFromPeer(rtcpReports: Int(buffers))
 }
 
 private func onEncodedVideo(_ context: UnsafeMutableRawPointer?, _ buffers: UInt32, _ bytes: Int, _ keys: UInt32) {
@@ -723,6 +745,4 @@ private func onEncodedVideo(_ context: UnsafeMutableRawPointer?, _ buffers: UInt
     }
 }
 
-private func onTransportPackets(_ context: UnsafeMutableRawPointer?, _ buffers: UInt32, _ bytes: Int, _ keys: UInt32) {
-    coreFrom(context)?.transportPackets(buffers, bytes: bytes)
-}
+

@@ -130,6 +130,8 @@ final class LinkHarness: @unchecked Sendable {
 
     func closeAll() {
         let (offerer, answerer) = lock.withLock { (self.offerer, self.answerer) }
+        let restarts = (offerer?.stats.stalledReceiverRestarts ?? 0) + (answerer?.stats.stalledReceiverRestarts ?? 0)
+        if restarts > 0 { print("[harness] stalled receive paths restarted: \(restarts)") }
         offerer?.close()
         answerer?.close()
     }

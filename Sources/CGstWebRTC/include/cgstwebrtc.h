@@ -200,10 +200,15 @@ void cgw_pad_unref(CgwPad *pad);
  * key units (no DELTA_UNIT flag). Returns a probe id. */
 typedef void (*cgw_buffers_fn)(void *ctx, unsigned buffers, size_t bytes, unsigned key_units);
 unsigned long cgw_pad_count_buffers(CgwPad *pad, cgw_buffers_fn fn, void *ctx, cgw_release_fn release);
-/* Counts every packet the ICE transports of a webrtcbin receive from the network (RTP, RTCP, DTLS,
- * STUN) by probing their nicesrc elements. Transports appear during negotiation: call again later;
- * elements already probed are skipped. Returns how many new probes were added. */
-int cgw_webrtc_count_received_packets(CgwElement *webrtc, cgw_buffers_fn fn, void *ctx, cgw_release_fn release);
+/* Counts the RTCP packets that arrive from the peer (a probe on the rtcp_src pad of each of
+ * webrtcbin's transport receive bins). Transports appear during negotiation: call again later;
+ * bins already probed are skipped. Returns how many new probes were added. */
+int cgw_webrtc_count_received_rtcp(CgwElement *webrtc, cgw_buffers_fn fn, void *ctx, cgw_release_fn release);
+/* webrtcbin 1.22 starts the ICE source of a transport before the rest of its receive path; when
+ * a packet meets a pad that is not active yet, the source's task (or the queue's after it) stops
+ * for good and nothing is received again. This finds such stalled elements and restarts them
+ * (READY then PLAYING). Returns how many were restarted. */
+int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc);
 /* Sends a GstForceKeyUnit event upstream from a pad (on a receive path this makes the RTP session
  * send a PLI/FIR to the peer). */
 bool cgw_pad_request_key_unit_upstream(CgwPad *pad);
