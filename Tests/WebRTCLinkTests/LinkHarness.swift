@@ -108,7 +108,6 @@ final class LinkHarness: @unchecked Sendable {
     private func fromOfferer(_ candidate: ICECandidate) {
         let answerer: WebRTCAnswerer? = lock.withLock {
             candidateLog.append("app: \(candidate.candidate) [\(candidate.sdpMLineIndex)]")
-            print("[cand] app \(candidate.candidate)")
             if self.answerer == nil { toAnswerer.append(candidate) }
             return self.answerer
         }
@@ -119,7 +118,6 @@ final class LinkHarness: @unchecked Sendable {
     private func fromAnswerer(_ candidate: ICECandidate) {
         let offerer: WebRTCOfferer? = lock.withLock {
             candidateLog.append("device: \(candidate.candidate) [\(candidate.sdpMLineIndex)]")
-            print("[cand] device \(candidate.candidate)")
             if candidate.isEndOfCandidates { endOfCandidatesFromAnswerer = true }
             if answerSetAt == nil { toOfferer.append(candidate) }
             return answerSetAt == nil ? nil : self.offerer
