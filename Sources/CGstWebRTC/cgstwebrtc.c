@@ -234,7 +234,10 @@ void cgw_element_unref(CgwElement *element) {
 }
 
 bool cgw_pipeline_play(CgwElement *pipeline) {
-    return gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE;
+    if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) return false;
+    /* Wait until every element plays: elements webrtcbin adds while its parent is still changing
+     * state can be left behind. */
+    return gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND) != GST_STATE_CHANGE_FAILURE;
 }
 
 void cgw_pipeline_stop(CgwElement *pipeline) {
@@ -1040,7 +1043,10 @@ int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc) {
      * flushing pads stop the receive path: bring them up first. */
     GPtrArray *behind = g_ptr_array_new_with_free_func(gst_object_unref);
     if (GST_STATE(webrtc) == GST_STATE_PLAYING) for_each_element(GST_BIN(webrtc), collect_behind_parent, behind);
-    for (guint i = 0; i < behind->len; i++) gst_element_sync_state_with_parent(g_ptr_array_index(behind, i));
+    for (guint i = 0; i < behind->len; i++) {
+        if (g_getenv("CGW_DEBUG_RESTARTS") != NULL) g_printerr("cgw: behind %s state %d\n", GST_OBJECT_NAME(g_ptr_array_index(behind, i)), GST_STATE(g_ptr_array_index(behind, i)));
+        gst_element_sync_state_with_parent(g_ptr_array_index(behind, i));
+    }
     int count = (int)behind->len;
     g_ptr_array_unref(behind);
 
@@ -1051,6 +1057,7 @@ int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc) {
         for (guint i = 0; i < stalled->len; i++) {
             GstElement *element = g_ptr_array_index(stalled, i);
             if (has_factory(element, "nicesrc") != (pass == 1)) continue;
+            if (g_getenv("CGW_DEBUG_RESTARTS") != NULL) g_printerr("cgw: stalled %s\n", GST_OBJECT_NAME(element));
             gst_element_set_state(element, GST_STATE_READY);
             gst_element_set_state(element, GST_STATE_PLAYING);
         }

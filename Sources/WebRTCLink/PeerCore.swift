@@ -84,6 +84,7 @@ final class PeerCore: @unchecked Sendable {
     private var started = false
     private var closed = false
     private var offerRequested = false
+    private var playing = false
     private var remoteDescriptionSet = false
     private var pendingRemoteCandidates: [(UInt32, String)] = []
     private var endOfCandidatesSent = false
@@ -181,6 +182,9 @@ final class PeerCore: @unchecked Sendable {
         guard cgw_pipeline_play(pipeline) else {
             throw .pipeline("the pipeline refused to play (a missing element or device?)")
         }
+        lock.withLock { playing = true }
+        // Negotiation starts only once everything plays (webrtcbin adds transport elements then).
+        if case .offer = negotiation { negotiationNeeded() }
         if case .answer(let offer) = negotiation {
             let ok = cgw_webrtc_set_remote_description(
                 webrtc, Int32(CGW_SDP_OFFER), offer, onRemoteOfferSet, CoreReference.retained(self),
@@ -242,8 +246,9 @@ final class PeerCore: @unchecked Sendable {
 
     fileprivate func negotiationNeeded() {
         let first: Bool = lock.withLock {
-            defer { offerRequested = true }
-            return !offerRequested && !closed
+            guard playing, !offerRequested, !closed else { return false }
+            offerRequested = true
+            return true
         }
         guard first, let webrtc = liveWebRTC() else { return }
         cgw_webrtc_create_offer(webrtc, onLocalDescriptionCreated, CoreReference.retained(self), releaseCoreReference)

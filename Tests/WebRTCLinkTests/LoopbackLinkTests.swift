@@ -105,6 +105,8 @@ struct LoopbackLinkTests {
         let delay = lostAt - vanished
         print("[measure] peer vanished -> lost after \(delay); states \(harness.answererStates)")
         #expect(delay < .milliseconds(6_500))
+        // Not early either: 5 s of silence, minus at most the 1 s RTCP interval before the close.
+        #expect(delay > .milliseconds(3_500))
         #expect(harness.offererStates.last == .closed)
     }
 

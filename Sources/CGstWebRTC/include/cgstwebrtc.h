@@ -64,7 +64,7 @@ CgwElement *cgw_pipeline_new_from_description(const char *description, char **er
 /* A child by name, searched recursively; a new reference or NULL. */
 CgwElement *cgw_bin_get_child(CgwElement *bin, const char *name);
 void cgw_element_unref(CgwElement *element);
-/* Sets PLAYING; false when the state change fails at once. */
+/* Sets PLAYING and waits (up to 5 s) for the state change to finish; false when it fails. */
 bool cgw_pipeline_play(CgwElement *pipeline);
 /* Sets NULL and waits for it: joins every streaming thread of the pipeline. */
 void cgw_pipeline_stop(CgwElement *pipeline);
