@@ -126,8 +126,9 @@ public final class WebRTCAnswerer: Sendable {
     /// Pushes one I420 frame (`videoInput == .rawFrames`): planes Y, U, V back to back, each row
     /// padded to GStreamer's default stride (width rounded up to 4; chroma (width+1)/2 rounded up
     /// to 4), which for widths that are multiples of 8 is tightly packed. The PTS may be on any
-    /// clock; only its spacing is kept. Returns false if the frame is refused (wrong size, not
-    /// started, closed, or the queue is full and it was dropped).
+    /// clock; only its spacing is kept. Returns false if the frame is refused (wrong size or byte
+    /// count, not started, closed). When the encoder falls behind, the newest frames beyond a
+    /// queue of 4 are dropped (true is still returned).
     @discardableResult
     public func pushVideoFrame(_ bytes: UnsafeRawBufferPointer, width: Int, height: Int, ptsNanos: Int64) -> Bool {
         guard media.videoInput == .rawFrames, width == media.video.width, height == media.video.height,
