@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Emulator", targets: ["Emulator"]),
         .library(name: "AppSimulator", targets: ["AppSimulator"]),
         .library(name: "ControlAPI", targets: ["ControlAPI"]),
+        .library(name: "WebRTCLink", targets: ["WebRTCLink"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -60,6 +61,32 @@ let package = Package(
         ),
         // The vivid integration test's guest program, and the test pattern's CPU benchmark.
         .executableTarget(name: "ipcemu-camera-check", dependencies: ["Camera"]),
+        // MARK: WebRTC media (PROTOCOL.md section 4): webrtcbin through a C shim, both roles.
+        // The shim's C file needs GStreamer's, GLib's and libnice's headers (what
+        // `pkg-config --cflags gstreamer-webrtc-1.0 gstreamer-sdp-1.0 gstreamer-app-1.0
+        // gstreamer-video-1.0 nice` prints); its public header includes none of them.
+        .target(
+            name: "CGstWebRTC",
+            cSettings: [
+                .unsafeFlags([
+                    "-I/usr/include/gstreamer-1.0", "-I/usr/include/glib-2.0", "-I/usr/include/nice",
+                    "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
+                    "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
+                    "-I/usr/lib/arm-linux-gnueabihf/glib-2.0/include",
+                    "-I/usr/include/x86_64-linux-gnu", "-I/usr/include/aarch64-linux-gnu",
+                    "-I/usr/include/arm-linux-gnueabihf", "-I/usr/include/orc-0.4",
+                    "-pthread",
+                ]),
+            ],
+            linkerSettings: [
+                .linkedLibrary("gstwebrtc-1.0"), .linkedLibrary("gstsdp-1.0"),
+                .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstvideo-1.0"),
+                .linkedLibrary("gstbase-1.0"), .linkedLibrary("gstreamer-1.0"),
+                .linkedLibrary("nice"), .linkedLibrary("gio-2.0"),
+                .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
+            ]
+        ),
+        .target(name: "WebRTCLink", dependencies: ["CGstWebRTC"]),
         // MARK: Glue: what runs an engine in real time (clock, timers, event log); one actor per
         // device; and the app side that mirrors the SDK.
         .target(name: "CallRuntime", dependencies: ["IPCWire", "CallEngine"]),
@@ -113,6 +140,10 @@ let package = Package(
                 "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
                 "TestSupport",
             ]
+        ),
+        .testTarget(
+            name: "WebRTCLinkTests", dependencies: ["WebRTCLink"],
+            exclude: ["aiortc_offerer.py"]
         ),
         .testTarget(
             name: "EndToEndTests",

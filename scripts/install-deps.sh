@@ -12,6 +12,8 @@ PACKAGES=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
   gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-nice gstreamer1.0-tools
+  # WebRTCLink: libnice's headers (the shim adds loopback host candidates through the agent)
+  libnice-dev
   # Camera: libv4l2
   libv4l-dev
   # The vivid integration test: a kernel booted under qemu with a busybox initramfs

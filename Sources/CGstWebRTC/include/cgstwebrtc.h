@@ -1,0 +1,216 @@
+#ifndef IPCEMU_CGSTWEBRTC_H
+#define IPCEMU_CGSTWEBRTC_H
+/*
+ * CGstWebRTC: a small C shim over GStreamer + webrtcbin for the WebRTCLink target.
+ *
+ * Swift cannot call variadic C (g_signal_emit_by_name, g_object_set/get) nor function-like macros
+ * (g_signal_connect), and GstPromise replies need C to read. Each of those is wrapped here once,
+ * with a name that says what it does (DESIGN.md, "Interop rules").
+ *
+ * GStreamer types stay opaque to Swift (they import as OpaquePointer); this header includes no
+ * GStreamer header.
+ *
+ * Callbacks: every function that registers a callback takes a context pointer and a release
+ * function. The shim calls `release(ctx)` exactly once, after the registration is gone and no call
+ * of the callback is still running (GClosure / GSource / GstPromise destroy notifies). Swift passes
+ * `Unmanaged.passRetained(box).toOpaque()` and a release that balances it. Callbacks run on
+ * GStreamer's threads (streaming threads, webrtcbin's thread) or on the shared GLib loop thread;
+ * data handed to them (strings, frame planes) lives only for the duration of the call.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct _GstElement CgwElement;
+typedef struct _GstPad CgwPad;
+typedef struct _GstSample CgwSample;
+
+typedef void (*cgw_release_fn)(void *ctx);
+
+/* ---- Process-wide: initialisation and the shared GLib main loop thread ---- */
+
+/* gst_init, once per process (thread-safe). On failure returns false and, if error_out is not NULL,
+ * a message to free with cgw_free. */
+bool cgw_initialize(char **error_out);
+/* Starts the one GLib main loop thread of this process (idempotent). Bus watches and timers of
+ * every link run on it, on a private GMainContext (not the global default one). */
+void cgw_shared_loop_start(void);
+/* True when the calling thread is the shared loop thread. */
+bool cgw_on_shared_loop_thread(void);
+/* A timer on the shared loop: tick returns true to keep going, false to stop. Returns a source id. */
+typedef bool (*cgw_tick_fn)(void *ctx);
+unsigned cgw_shared_loop_add_timer(unsigned interval_ms, cgw_tick_fn tick, void *ctx, cgw_release_fn release);
+/* Runs `fn` once on the shared loop thread, as soon as possible. */
+typedef void (*cgw_call_fn)(void *ctx);
+void cgw_shared_loop_invoke(cgw_call_fn fn, void *ctx, cgw_release_fn release);
+/* Removes a timer or watch added on the shared loop (safe from any thread; no-op for 0). */
+void cgw_shared_loop_remove_source(unsigned source_id);
+
+void cgw_free(void *pointer);
+/* True on a thread that has run one of this shim's callbacks (a GStreamer streaming thread,
+ * webrtcbin's thread, the shared loop): such a thread must not stop a pipeline synchronously. */
+bool cgw_current_thread_runs_gstreamer_callbacks(void);
+bool cgw_element_factory_exists(const char *factory_name);
+/* Addresses of every local interface that is up, loopback included (IPv4, and IPv6 but not
+ * link-local), one per line; free with cgw_free. */
+char *cgw_local_interface_addresses(void);
+/* CLOCK_REALTIME in nanoseconds (the clock the latency stamp of PROTOCOL.md section 6 uses). */
+int64_t cgw_unix_time_ns(void);
+
+/* ---- Pipelines and elements ---- */
+
+/* gst_parse_launch; returns a pipeline (owned: release with cgw_element_unref) or NULL with error. */
+CgwElement *cgw_pipeline_new_from_description(const char *description, char **error_out);
+/* A child by name, searched recursively; a new reference or NULL. */
+CgwElement *cgw_bin_get_child(CgwElement *bin, const char *name);
+void cgw_element_unref(CgwElement *element);
+/* Sets PLAYING and waits (up to 5 s) for the state change to finish; false when it fails. */
+bool cgw_pipeline_play(CgwElement *pipeline);
+/* Sets NULL and waits for it: joins every streaming thread of the pipeline. */
+void cgw_pipeline_stop(CgwElement *pipeline);
+/* Current state: 1 NULL, 2 READY, 3 PAUSED, 4 PLAYING (0 pending/unknown). */
+int cgw_element_current_state(CgwElement *element);
+/* Running time of the element's pipeline clock in ns (clock time minus base time), or -1. */
+int64_t cgw_element_running_time_ns(CgwElement *element);
+/* The pipeline as a Graphviz graph (elements, states, caps); free with cgw_free. For debugging. */
+char *cgw_pipeline_graph_dot(CgwElement *pipeline);
+/* Counts how many GstPipeline objects of this process are alive and not in NULL state. */
+int cgw_live_pipeline_count(void);
+
+/* g_object_set / g_object_get wrappers. Each returns false if the object has no such property. */
+bool cgw_object_set_string(void *object, const char *property, const char *value);
+bool cgw_object_set_bool(void *object, const char *property, bool value);
+bool cgw_object_set_int(void *object, const char *property, int64_t value);
+bool cgw_object_set_uint(void *object, const char *property, uint64_t value);
+/* Sets from a string like gst-launch does (enums by nick, numbers, booleans, caps). */
+bool cgw_object_set_from_string(void *object, const char *property, const char *value);
+/* Reads an int/uint/enum/bool/int64/uint64 property as int64; false if absent or another type. */
+bool cgw_object_get_integer(void *object, const char *property, int64_t *value_out);
+
+/* ---- Bus ---- */
+
+enum { CGW_BUS_ERROR = 1, CGW_BUS_WARNING = 2, CGW_BUS_EOS = 3 };
+typedef void (*cgw_bus_fn)(void *ctx, int kind, const char *source_name, const char *text);
+/* Watches a pipeline's bus from the shared loop. Returns a source id for
+ * cgw_shared_loop_remove_source. */
+unsigned cgw_bus_watch(CgwElement *pipeline, cgw_bus_fn on_message, void *ctx, cgw_release_fn release);
+
+/* ---- webrtcbin: signals emitted (g_signal_emit_by_name) and their GstPromise replies ---- */
+
+enum { CGW_SDP_OFFER = 1, CGW_SDP_ANSWER = 2 };
+enum {
+    CGW_DIRECTION_INACTIVE = 1, CGW_DIRECTION_SENDONLY = 2,
+    CGW_DIRECTION_RECVONLY = 3, CGW_DIRECTION_SENDRECV = 4
+};
+/* sdp is the description as text on success; error is non-NULL on failure. */
+typedef void (*cgw_sdp_result_fn)(void *ctx, const char *sdp, const char *error);
+typedef void (*cgw_done_fn)(void *ctx, const char *error);
+
+void cgw_webrtc_create_offer(CgwElement *webrtc, cgw_sdp_result_fn done, void *ctx, cgw_release_fn release);
+void cgw_webrtc_create_answer(CgwElement *webrtc, cgw_sdp_result_fn done, void *ctx, cgw_release_fn release);
+/* Parse the SDP text and set it; false (and no callback) when the text is not SDP. */
+bool cgw_webrtc_set_local_description(CgwElement *webrtc, int sdp_type, const char *sdp,
+                                      cgw_done_fn done, void *ctx, cgw_release_fn release);
+bool cgw_webrtc_set_remote_description(CgwElement *webrtc, int sdp_type, const char *sdp,
+                                       cgw_done_fn done, void *ctx, cgw_release_fn release);
+/* candidate: "candidate:..." (no "a=", no CRLF); "" means end of candidates. */
+void cgw_webrtc_add_ice_candidate(CgwElement *webrtc, unsigned sdp_mline_index, const char *candidate);
+/* Adds a transceiver with a direction and codec caps (caps as a string); false on bad caps. */
+bool cgw_webrtc_add_transceiver(CgwElement *webrtc, int direction, const char *caps);
+/* Number of transceivers, and per transceiver (by index): set direction, set codec preferences. */
+int cgw_webrtc_transceiver_count(CgwElement *webrtc);
+bool cgw_webrtc_set_transceiver_direction(CgwElement *webrtc, int index, int direction);
+bool cgw_webrtc_set_transceiver_codec_preferences(CgwElement *webrtc, int index, const char *caps);
+/* The transceiver's kind: 1 audio, 2 video, 0 unknown; and its m-line (-1 when not associated). */
+int cgw_webrtc_transceiver_kind(CgwElement *webrtc, int index);
+int cgw_webrtc_transceiver_mline(CgwElement *webrtc, int index);
+/* Emits add-turn-server with a turn(s)://user:pass@host:port uri. */
+bool cgw_webrtc_add_turn_server(CgwElement *webrtc, const char *uri);
+/* Makes the ICE agent gather host candidates on this address (libnice then uses only the addresses
+ * added this way, loopback included). Call before any description is set. */
+bool cgw_webrtc_add_local_address(CgwElement *webrtc, const char *address);
+/* Which transports the ICE agent gathers host candidates for (its ice-udp / ice-tcp properties). */
+bool cgw_webrtc_set_ice_protocols(CgwElement *webrtc, bool udp, bool tcp);
+/* Sets the RTCP minimum interval of every RTP session of the webrtcbin (so that a receive-only peer
+ * still reports at least this often); returns the number of sessions changed. */
+int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms);
+
+/* ---- webrtcbin / element signals connected (g_signal_connect) ---- */
+
+typedef void (*cgw_ice_candidate_fn)(void *ctx, unsigned sdp_mline_index, const char *candidate);
+typedef void (*cgw_notify_fn)(void *ctx);
+typedef void (*cgw_state_fn)(void *ctx, int state);
+/* pad: a new src pad (borrowed); media "video"/"audio"/""; encoding_name e.g. "H264", "PCMA". */
+typedef void (*cgw_pad_added_fn)(void *ctx, CgwPad *pad, const char *media, const char *encoding_name);
+
+unsigned long cgw_connect_ice_candidate(CgwElement *webrtc, cgw_ice_candidate_fn fn, void *ctx, cgw_release_fn release);
+unsigned long cgw_connect_negotiation_needed(CgwElement *webrtc, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
+/* GstWebRTCICEConnectionState: 0 new, 1 checking, 2 connected, 3 completed, 4 failed,
+ * 5 disconnected, 6 closed. */
+unsigned long cgw_connect_ice_connection_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release);
+/* GstWebRTCPeerConnectionState: 0 new, 1 connecting, 2 connected, 3 disconnected, 4 failed, 5 closed. */
+unsigned long cgw_connect_connection_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release);
+/* GstWebRTCICEGatheringState: 0 new, 1 gathering, 2 complete. */
+unsigned long cgw_connect_ice_gathering_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release);
+unsigned long cgw_connect_pad_added(CgwElement *element, cgw_pad_added_fn fn, void *ctx, cgw_release_fn release);
+/* The DTLS transport's state (GstWebRTCDTLSTransportState: 0 new, 1 closed, 2 failed, 3 connecting,
+ * 4 connected). The transport exists once a description is set; until then this returns 0, calls
+ * release at once, and should be tried again later. *transport_out gets a reference to the transport
+ * (to disconnect from and then cgw_object_unref). */
+unsigned long cgw_connect_dtls_transport_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release,
+                                               void **transport_out);
+void cgw_signal_disconnect(void *object, unsigned long handler_id);
+void *cgw_object_ref(void *object);
+void cgw_object_unref(void *object);
+
+/* ---- Receive branches, frames, snapshots ---- */
+
+/* Builds a bin from a gst-launch description, its unlinked pads ghosted ("sink"); returns it (owned)
+ * or NULL with error. Register appsink callbacks on its children, then link it. */
+CgwElement *cgw_bin_new_from_description(const char *description, char **error_out);
+/* Adds the bin to the pipeline, starts it and links `pad` to its "sink" pad. The caller keeps its
+ * own reference to the bin. */
+bool cgw_link_pad_to_bin(CgwElement *pipeline, CgwPad *pad, CgwElement *bin, char **error_out);
+
+/* Each decoded frame an appsink (caps video/x-raw,format=I420) receives: the sample (borrowed; take
+ * it with cgw_sample_ref), its luma plane, size, stride, PTS and the arrival time (unix ns). */
+typedef void (*cgw_video_frame_fn)(void *ctx, CgwSample *sample, const uint8_t *luma, int width,
+                                    int height, int stride, int64_t pts_ns, int64_t arrival_unix_ns);
+bool cgw_appsink_on_video_frame(CgwElement *appsink, cgw_video_frame_fn fn, void *ctx, cgw_release_fn release);
+/* Each sample an appsink receives, counted only. */
+bool cgw_appsink_on_sample(CgwElement *appsink, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
+CgwSample *cgw_sample_ref(CgwSample *sample);
+void cgw_sample_unref(CgwSample *sample);
+/* Encodes a raw video sample as JPEG; *out_bytes to free with cgw_free. */
+bool cgw_sample_encode_jpeg(CgwSample *sample, uint8_t **out_bytes, size_t *out_length, char **error_out);
+
+/* ---- Sending from appsrc ---- */
+
+/* Copies the bytes into a buffer with this PTS/duration (ns, -1 for none) and pushes it.
+ * delta_unit marks a non-key H.264 access unit. False when the appsrc refuses it (flushing, EOS). */
+bool cgw_appsrc_push(CgwElement *appsrc, const void *bytes, size_t length, int64_t pts_ns,
+                     int64_t duration_ns, bool delta_unit);
+void cgw_appsrc_end_of_stream(CgwElement *appsrc);
+
+/* ---- Probes: counting what flows ---- */
+
+CgwPad *cgw_element_get_static_pad(CgwElement *element, const char *name);
+void cgw_pad_unref(CgwPad *pad);
+/* Calls fn for each buffer (or buffer list) through a pad: buffer count, bytes, and how many were
+ * key units (no DELTA_UNIT flag). Returns a probe id. */
+typedef void (*cgw_buffers_fn)(void *ctx, unsigned buffers, size_t bytes, unsigned key_units);
+unsigned long cgw_pad_count_buffers(CgwPad *pad, cgw_buffers_fn fn, void *ctx, cgw_release_fn release);
+/* Counts the RTCP packets that arrive from the peer (a probe on the rtcp_src pad of each of
+ * webrtcbin's transport receive bins). Transports appear during negotiation: call again later;
+ * bins already probed are skipped. Returns how many new probes were added. */
+int cgw_webrtc_count_received_rtcp(CgwElement *webrtc, cgw_buffers_fn fn, void *ctx, cgw_release_fn release);
+/* webrtcbin 1.22 starts the ICE source of a transport before the rest of its receive path; when
+ * a packet meets a pad that is not active yet, the source's task (or the queue's after it) stops
+ * for good and nothing is received again. This finds such stalled elements and restarts them
+ * (READY then PLAYING). Returns how many were restarted. */
+int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc);
+/* Sends a GstForceKeyUnit event upstream from a pad (on a receive path this makes the RTP session
+ * send a PLI/FIR to the peer). */
+bool cgw_pad_request_key_unit_upstream(CgwPad *pad);
+
+#endif

@@ -1,0 +1,57 @@
+// Process-wide GStreamer state: gst_init once, the one shared GLib loop thread (DESIGN.md: the
+// loop owns its own thread, shared by all links), and helpers to pass Swift objects to C.
+import CGstWebRTC
+
+public enum GStreamerRuntime {
+    /// Initialises GStreamer and starts the shared loop thread (idempotent, thread-safe).
+    public static func start() throws(WebRTCLinkError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard cgw_initialize(&error) else { throw .gstreamerUnavailable(takeCString(error)) }
+        cgw_shared_loop_start()
+    }
+
+    /// Whether this machine has a GStreamer element (after `start()`).
+    public static func hasElement(_ factory: String) -> Bool { cgw_element_factory_exists(factory) }
+
+    /// Pipelines made by this library that are not in the NULL state: 0 once every link is closed.
+    public static var runningPipelineCount: Int { Int(cgw_live_pipeline_count()) }
+
+    /// Unix time in ns, the clock `DecodedVideoFrame.arrivalUnixNanos` uses.
+    public static func unixTimeNanos() -> Int64 { cgw_unix_time_ns() }
+
+    /// Every address of an interface that is up, loopback included (no IPv6 link-local).
+    public static func localInterfaceAddresses() -> [String] {
+        takeCString(cgw_local_interface_addresses()).split(separator: "\n").map(String.init)
+    }
+}
+
+/// Frees a string the shim allocated and returns its Swift copy ("" for NULL).
+func takeCString(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
+    guard let pointer else { return "" }
+    defer { cgw_free(pointer) }
+    return String(cString: pointer)
+}
+
+/// What C holds for one registration: a retained box with a weak reference to the link core, so
+/// that GStreamer objects owned by the core never keep the core alive (no cycle through C).
+final class CoreReference: @unchecked Sendable {
+    weak var core: PeerCore?
+    init(_ core: PeerCore) { self.core = core }
+
+    /// A +1 reference for C; balanced by `releaseCoreReference` (the shim's release function).
+    static func retained(_ core: PeerCore) -> UnsafeMutableRawPointer {
+        Unmanaged.passRetained(CoreReference(core)).toOpaque()
+    }
+}
+
+/// The shim's release function for every registration: balances `CoreReference.retained`.
+func releaseCoreReference(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<CoreReference>.fromOpaque(context).release()
+}
+
+/// The core a callback's context points to, if it is still alive.
+func coreFrom(_ context: UnsafeMutableRawPointer?) -> PeerCore? {
+    guard let context else { return nil }
+    return Unmanaged<CoreReference>.fromOpaque(context).takeUnretainedValue().core
+}

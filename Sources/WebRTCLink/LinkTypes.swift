@@ -1,0 +1,240 @@
+// Values the WebRTC link API takes and reports (PROTOCOL.md section 4). Plain Sendable values.
+
+/// A STUN or TURN server from the 302 offer's `token` list.
+public struct ICEServer: Sendable, Hashable {
+    /// `stun:host[:port]`, `turn:host[:port][?transport=udp|tcp]` or `turns:...`.
+    public var urls: [String]
+    public var username: String
+    public var credential: String
+
+    public init(urls: [String], username: String = "", credential: String = "") {
+        self.urls = urls
+        self.username = username
+        self.credential = credential
+    }
+}
+
+/// Size and rate of a video stream.
+public struct VideoFormat: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    public var fps: Int
+
+    public init(width: Int, height: Int, fps: Int) {
+        self.width = width
+        self.height = height
+        self.fps = fps
+    }
+}
+
+public enum AudioCodec: String, Sendable, Hashable {
+    /// G.711 A-law, 8 kHz mono (static payload type 8).
+    case pcma = "PCMA"
+    /// Opus, 48 kHz.
+    case opus = "OPUS"
+}
+
+/// Where the video the device sends comes from.
+public enum VideoInput: Sendable, Hashable {
+    /// A built-in moving test pattern (`videotestsrc`), encoded here. For tests.
+    case testPattern
+    /// I420 frames the caller pushes with `pushVideoFrame`, encoded here.
+    case rawFrames
+    /// H.264 Annex B access units the caller pushes with `pushH264AccessUnit`, sent as they are
+    /// (no re-encode). They must already be constrained baseline without B-frames.
+    case h264AccessUnits
+}
+
+/// Which H.264 encoder encodes `testPattern` and `rawFrames`.
+public enum H264EncoderChoice: Sendable, Hashable {
+    /// `v4l2h264enc` when this machine has it (a Raspberry Pi), otherwise x264.
+    case automatic
+    /// `x264enc` (software).
+    case software
+    /// `v4l2h264enc` (the Pi's hardware encoder).
+    case hardware
+}
+
+/// What the device (answerer) sends.
+public struct SendMedia: Sendable, Hashable {
+    public var video: VideoFormat
+    public var videoInput: VideoInput
+    public var encoder: H264EncoderChoice
+    /// Target bit rate of the encoder, in kbit/s; nil picks one from the size and rate.
+    public var videoBitrateKbps: Int?
+    /// Longest gap between key frames the encoder makes on its own (besides the first one and
+    /// one per PLI/FIR). Not used for pass-through.
+    public var keyFrameIntervalSeconds: Int
+    /// Send a test tone (PCMA if the offer has it, otherwise Opus).
+    public var sendsAudio: Bool
+
+    public init(
+        video: VideoFormat, videoInput: VideoInput = .testPattern, encoder: H264EncoderChoice = .automatic,
+        videoBitrateKbps: Int? = nil, keyFrameIntervalSeconds: Int = 2, sendsAudio: Bool = true
+    ) {
+        self.video = video
+        self.videoInput = videoInput
+        self.encoder = encoder
+        self.videoBitrateKbps = videoBitrateKbps
+        self.keyFrameIntervalSeconds = keyFrameIntervalSeconds
+        self.sendsAudio = sendsAudio
+    }
+}
+
+/// Settings both roles share.
+public struct LinkOptions: Sendable, Hashable {
+    public var iceServers: [ICEServer]
+    /// Addresses to gather host candidates on. nil: every interface that is up, loopback included
+    /// (PROTOCOL.md section 4: a peer on the same host can always connect). Tests pass
+    /// `["127.0.0.1"]` to keep every packet on loopback.
+    public var localAddresses: [String]?
+    /// Neither RTP nor RTCP from the peer for this long once connected: lost.
+    public var silenceTimeout: Duration
+    /// Jitter buffer of the receive path, in ms.
+    public var jitterBufferMs: Int
+    /// Each RTP session sends RTCP at least this often (ms), so that a receive-only peer is never
+    /// silent for as long as `silenceTimeout`.
+    public var rtcpIntervalMs: Int
+
+    /// Also gather ICE-TCP host candidates (RFC 6544). Off by default: UDP host, STUN and TURN
+    /// candidates are what the app uses, and TCP pairs on one host made links flaky here.
+    public var tcpCandidates: Bool
+
+    public init(
+        iceServers: [ICEServer] = [], localAddresses: [String]? = nil, silenceTimeout: Duration = .seconds(5),
+        jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false
+    ) {
+        self.iceServers = iceServers
+        self.localAddresses = localAddresses
+        self.tcpCandidates = tcpCandidates
+        self.silenceTimeout = silenceTimeout
+        self.jitterBufferMs = jitterBufferMs
+        self.rtcpIntervalMs = rtcpIntervalMs
+    }
+}
+
+/// A local ICE candidate to send to the peer in a 302 `candidate` message.
+public struct ICECandidate: Sendable, Hashable {
+    /// As webrtcbin gives it: `candidate:...` (no `a=`, no CRLF). Empty: end of candidates.
+    public var candidate: String
+    public var sdpMLineIndex: Int
+
+    public init(candidate: String, sdpMLineIndex: Int) {
+        self.candidate = candidate
+        self.sdpMLineIndex = sdpMLineIndex
+    }
+
+    public var isEndOfCandidates: Bool { candidate.isEmpty }
+
+    /// The form the 302 `candidate.msg.candidate` field carries: `a=candidate:...\r\n`, or "" at the end.
+    public var attributeLine: String { candidate.isEmpty ? "" : "a=\(candidate)\r\n" }
+
+    /// Accepts `a=candidate:...`, `candidate:...`, with or without trailing CRLF/whitespace.
+    /// Returns "" for an empty line (end of candidates).
+    public static func normalizedLine(_ line: String) -> String {
+        var text = Substring(line)
+        while let last = text.last, last.isWhitespace || last.isNewline { text = text.dropLast() }
+        while let first = text.first, first.isWhitespace || first.isNewline { text = text.dropFirst() }
+        if text.hasPrefix("a=") { text = text.dropFirst(2) }
+        return String(text)
+    }
+}
+
+/// Why a link counts as lost (PROTOCOL.md section 4: ICE disconnected or failed, DTLS closed, or
+/// nothing from the peer for 5 s), or never came up.
+public enum LinkLossReason: Sendable, Hashable {
+    case iceDisconnected
+    case iceFailed
+    case dtlsClosed
+    case dtlsFailed
+    case connectionFailed
+    /// Nothing (RTP, RTCP or anything else) came from the peer for `LinkOptions.silenceTimeout`.
+    case peerSilent
+    /// Offer/answer could not be applied or created.
+    case negotiationFailed(String)
+    /// A GStreamer element failed (the text is GStreamer's message).
+    case pipelineError(String)
+}
+
+/// The link's life: new -> connecting -> connected -> lost | closed. `lost` and `closed` are final;
+/// `lost` may also follow `connecting` directly (negotiation or ICE failed).
+public enum LinkState: Sendable, Hashable {
+    case new
+    case connecting
+    case connected
+    case lost(LinkLossReason)
+    case closed
+
+    public var isFinal: Bool {
+        switch self {
+        case .lost, .closed: return true
+        case .new, .connecting, .connected: return false
+        }
+    }
+}
+
+/// A decoded video frame handed to `LinkEvents.videoFrame`: its luma (Y) plane, copied.
+public struct DecodedVideoFrame: Sendable {
+    /// `stride * height` bytes; row r starts at `r * stride`.
+    public var luma: [UInt8]
+    public var width: Int
+    public var height: Int
+    public var stride: Int
+    /// When the frame left the decoder, unix time in ns (the clock of the latency stamp).
+    public var arrivalUnixNanos: Int64
+    /// Its presentation timestamp in the receiving pipeline (ns), or -1.
+    public var ptsNanos: Int64
+
+    public init(luma: [UInt8], width: Int, height: Int, stride: Int, arrivalUnixNanos: Int64, ptsNanos: Int64) {
+        self.luma = luma
+        self.width = width
+        self.height = height
+        self.stride = stride
+        self.arrivalUnixNanos = arrivalUnixNanos
+        self.ptsNanos = ptsNanos
+    }
+}
+
+/// Counters of one link. Read with `stats` at any time; they only grow.
+public struct LinkStatistics: Sendable, Hashable {
+    /// Encoded (or passed-through) video access units handed to the RTP payloader.
+    public var videoFramesSent = 0
+    /// Of those, key frames (IDR): one at start and one per PLI/FIR from the peer.
+    public var videoKeyFramesSent = 0
+    /// Video frames received and decoded.
+    public var videoFramesReceived = 0
+    /// Size of the last decoded frame (0 before the first).
+    public var receivedVideoWidth = 0
+    public var receivedVideoHeight = 0
+    /// RTP packets received per medium (after SRTP).
+    public var videoPacketsReceived = 0
+    public var audioPacketsReceived = 0
+    /// Decoded audio buffers received.
+    public var audioBuffersReceived = 0
+    /// Bytes of those RTP packets (payload and RTP header).
+    public var rtpBytesReceived = 0
+    /// RTCP reports (SR/RR) received from the peer: a receive-only peer still sends these.
+    public var rtcpReportsReceived = 0
+    /// Times a stalled receive path inside webrtcbin was restarted (see
+    /// `cgw_webrtc_restart_stalled_receivers`); 0 on a healthy link.
+    public var stalledReceiverRestarts = 0
+
+    public init() {}
+}
+
+public enum WebRTCLinkError: Error, Sendable, Hashable {
+    /// gst_init failed or a needed element is missing (the text says which).
+    case gstreamerUnavailable(String)
+    /// The offer is not SDP or has no medium this link can answer.
+    case invalidOffer(String)
+    /// The offer has no H.264 with packetization-mode 1.
+    case noCompatibleVideoCodec
+    case invalidAnswer(String)
+    case pipeline(String)
+    /// `start()` was called twice, or an operation came before `start()`.
+    case wrongLifecycleStep(String)
+    case closed
+    /// `pushVideoFrame`: the frame's size is not the configured one, or its byte count is wrong.
+    case frameMismatch(String)
+    case snapshotUnavailable(String)
+}

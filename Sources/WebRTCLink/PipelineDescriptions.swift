@@ -1,0 +1,127 @@
+// gst-launch descriptions of the send and receive branches, one function per branch.
+// The element named "webrtc" is the webrtcbin; "videoin" is the appsrc the caller feeds;
+// "videoencoded" is the last element before the video payloader (its src pad is probed to count
+// frames and key frames sent).
+
+enum PipelineDescriptions {
+    static func webrtcbin(options: LinkOptions) -> String {
+        "webrtcbin name=webrtc bundle-policy=max-bundle latency=\(max(0, options.jitterBufferMs))"
+    }
+
+    /// Name of the H.264 encoder element for a choice, on this machine.
+    static func encoderFactory(for choice: H264EncoderChoice, hardwareAvailable: Bool) -> String {
+        switch choice {
+        case .software: return "x264enc"
+        case .hardware: return "v4l2h264enc"
+        case .automatic: return hardwareAvailable ? "v4l2h264enc" : "x264enc"
+        }
+    }
+
+    static func defaultBitrateKbps(_ video: VideoFormat) -> Int {
+        // About 0.07 bit per pixel per frame: 1280x720@30 -> ~1.9 Mbit/s; at least 256 kbit/s.
+        max(256, video.width * video.height * max(1, video.fps) * 7 / 100 / 1000)
+    }
+
+    static func rawCaps(_ video: VideoFormat) -> String {
+        "video/x-raw,format=I420,width=\(video.width),height=\(video.height),framerate=\(video.fps)/1"
+    }
+
+    /// Encoder for raw I420 input: constrained baseline, no B-frames, key frame every 2 s and on
+    /// every force-key-unit event (which rtph264pay passes up when webrtcbin gets a PLI/FIR).
+    static func encoder(factory: String, video: VideoFormat, bitrateKbps: Int, keyFrameIntervalSeconds: Int) -> String {
+        let keyInterval = max(1, video.fps * max(1, keyFrameIntervalSeconds))
+        switch factory {
+        case "v4l2h264enc":
+            return "v4l2h264enc extra-controls=\"controls,repeat_sequence_header=1,h264_i_frame_period=\(keyInterval),"
+                + "video_bitrate=\(bitrateKbps * 1000)\" ! video/x-h264,profile=constrained-baseline,level=(string)4"
+                + " ! h264parse name=videoencoded config-interval=-1"
+        default:
+            return "x264enc name=videoencoded tune=zerolatency speed-preset=ultrafast key-int-max=\(keyInterval)"
+                + " bframes=0 b-adapt=false bitrate=\(bitrateKbps) ! video/x-h264,profile=constrained-baseline"
+        }
+    }
+
+    /// The whole video send branch, ending in webrtcbin's next sink pad.
+    static func videoSend(media: SendMedia, payloadType: Int, encoderFactory: String) -> String {
+        let video = media.video
+        let bitrate = media.videoBitrateKbps ?? defaultBitrateKbps(video)
+        let encode = encoder(
+            factory: encoderFactory, video: video, bitrateKbps: bitrate, keyFrameIntervalSeconds: media.keyFrameIntervalSeconds)
+        let source: String
+        switch media.videoInput {
+        case .testPattern:
+            source = "videotestsrc is-live=true pattern=ball ! \(rawCaps(video)) ! queue max-size-buffers=2"
+                + " ! \(encode)"
+        case .rawFrames:
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4"
+                + " leaky-type=upstream caps=\"\(rawCaps(video))\" ! queue max-size-buffers=2"
+                + " ! \(encode)"
+        case .h264AccessUnits:
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=8"
+                + " caps=\"video/x-h264,stream-format=byte-stream,alignment=au,width=\(video.width),"
+                + "height=\(video.height),framerate=\(video.fps)/1\" ! h264parse name=videoencoded config-interval=-1"
+        }
+        return source + " ! " + videoPayloader(payloadType: payloadType) + " ! webrtc."
+    }
+
+    static func videoPayloader(payloadType: Int) -> String {
+        "rtph264pay config-interval=-1 aggregate-mode=zero-latency pt=\(payloadType)"
+            + " ! application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000"
+    }
+
+    /// A 440 Hz tone, PCMA at 8 kHz or Opus, ending in webrtcbin's next sink pad.
+    static func audioSend(codec: AudioCodec, payloadType: Int) -> String {
+        let tone = "audiotestsrc is-live=true wave=sine freq=440 volume=0.2 ! audioconvert ! audioresample"
+        switch codec {
+        case .pcma:
+            return tone + " ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay pt=\(payloadType)"
+                + " ! application/x-rtp,media=audio,encoding-name=PCMA,payload=\(payloadType),clock-rate=8000 ! webrtc."
+        case .opus:
+            return tone + " ! audio/x-raw,rate=48000 ! opusenc ! rtpopuspay pt=\(payloadType)"
+                + " ! application/x-rtp,media=audio,encoding-name=OPUS,payload=\(payloadType),clock-rate=48000"
+                + " ! webrtc."
+        }
+    }
+
+    /// Receive branch for a webrtcbin src pad; nil when the encoding is not one we decode (it is
+    /// then counted and dropped).
+    static func receiveBranch(media: String, encoding: String) -> String? {
+        switch (media, encoding.uppercased()) {
+        case ("video", "H264"):
+            return "queue max-size-buffers=0 max-size-time=0 max-size-bytes=0 ! rtph264depay request-keyframe=true"
+                + " ! h264parse ! avdec_h264 max-threads=1 ! videoconvert ! video/x-raw,format=I420"
+                + " ! appsink name=frames sync=false async=false max-buffers=2 drop=true"
+        case ("video", "VP8"):
+            return "queue ! rtpvp8depay ! vp8dec ! videoconvert ! video/x-raw,format=I420"
+                + " ! appsink name=frames sync=false async=false max-buffers=2 drop=true"
+        case ("audio", "PCMA"):
+            return "queue ! rtppcmadepay ! alawdec ! appsink name=sound sync=false async=false max-buffers=4 drop=true"
+        case ("audio", "PCMU"):
+            return "queue ! rtppcmudepay ! mulawdec ! appsink name=sound sync=false async=false max-buffers=4 drop=true"
+        case ("audio", "OPUS"):
+            return "queue ! rtpopusdepay ! opusdec ! appsink name=sound sync=false async=false max-buffers=4 drop=true"
+        default:
+            return nil
+        }
+    }
+
+    static let discardBranch = "fakesink sync=false async=false"
+
+    /// Caps of a receive-only transceiver the offerer (app simulator) adds.
+    static func offerVideoCaps(payloadType: Int, statingProfile: Bool) -> String {
+        "application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000,"
+            + "packetization-mode=(string)1,level-asymmetry-allowed=(string)1"
+            + (statingProfile ? ",profile-level-id=(string)42e01f" : "")
+    }
+
+    static func offerAudioCaps(_ codecs: [AudioCodec]) -> String {
+        codecs.map { codec in
+            switch codec {
+            case .pcma: return "application/x-rtp,media=audio,encoding-name=PCMA,payload=8,clock-rate=8000"
+            case .opus:
+                return "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,"
+                    + "encoding-params=(string)2"
+            }
+        }.joined(separator: ";")
+    }
+}

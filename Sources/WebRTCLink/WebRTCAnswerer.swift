@@ -1,0 +1,180 @@
+// The device's side of the media link (PROTOCOL.md section 4): answers the app's offer, sends
+// H.264 constrained baseline video and a PCMA (or Opus) tone, receives and decodes what the app
+// sends (a screen IPC shows the caller).
+
+/// What the answerer will do with an offer, decided from the offer alone (no GStreamer).
+public struct AnswerPlan: Sendable, Hashable {
+    /// The offer's H.264 payload the device sends (packetization-mode 1, constrained baseline
+    /// preferred); nil when the offer does not want video from the device.
+    public var videoPayload: RTPPayloadFormat?
+    /// Whether the app sends video too (two-way: the offer's video is sendrecv).
+    public var receivesVideo: Bool
+    public var audioCodec: AudioCodec?
+    public var audioPayloadType: Int?
+    public var receivesAudio: Bool
+
+    /// The profile-level-id the answer states: the offer's when it is constrained baseline (42 with
+    /// constraint_set1, e.g. 42e01f or 42c01f), else 42e01f.
+    public var answerProfileLevelID: String {
+        if let id = videoPayload?.profileLevelID, id.count == 6, id.hasPrefix("42"),
+            let constraints = Int(id.dropFirst(2).prefix(2), radix: 16), constraints & 0x40 != 0
+        {
+            return id
+        }
+        return "42e01f"
+    }
+
+    /// Reads the offer. Throws `invalidOffer` for non-SDP or an offer with no audio or video, and
+    /// `noCompatibleVideoCodec` when the app wants video but offers no H.264 packetization-mode 1.
+    public init(offer: String, sendsAudio: Bool = true) throws(WebRTCLinkError) {
+        let summary = try SessionDescriptionSummary(parsing: offer)
+        let video = summary.firstSection(kind: "video")
+        let audio = summary.firstSection(kind: "audio")
+        guard video != nil || audio != nil else { throw .invalidOffer("the offer has no audio or video m= line") }
+        if let video, video.direction.receives {
+            guard let h264 = video.preferredH264 else { throw .noCompatibleVideoCodec }
+            videoPayload = h264
+        } else {
+            videoPayload = nil
+        }
+        receivesVideo = video?.direction.sends ?? false
+        receivesAudio = audio?.direction.sends ?? false
+        if let audio, audio.direction.receives, sendsAudio {
+            if let pcma = audio.payload(encoding: "PCMA") {
+                audioCodec = .pcma
+                audioPayloadType = pcma.payloadType
+            } else if let opus = audio.payload(encoding: "OPUS") {
+                audioCodec = .opus
+                audioPayloadType = opus.payloadType
+            } else {
+                audioCodec = nil
+                audioPayloadType = nil
+            }
+        } else {
+            audioCodec = nil
+            audioPayloadType = nil
+        }
+    }
+}
+
+/// The device's WebRTC peer.
+///
+/// Lifecycle: `init` (reads the offer, no I/O) -> `start()` (builds and plays the pipeline, sets
+/// the offer; `events.localDescription` then gets the answer, `events.localCandidate` the trickled
+/// candidates) -> `addRemoteCandidate` as the app's candidates arrive -> `events.stateChanged`
+/// reports `.connected`, later `.lost(reason)` -> `close()` (idempotent; also on deinit).
+public final class WebRTCAnswerer: Sendable {
+    public let plan: AnswerPlan
+    public let media: SendMedia
+    /// The H.264 encoder element in use ("x264enc", "v4l2h264enc"), or nil for pass-through.
+    public let encoderFactory: String?
+    private let core: PeerCore
+    private let offer: String
+
+    public init(offer: String, media: SendMedia, options: LinkOptions = LinkOptions(), events: LinkEvents) throws(WebRTCLinkError) {
+        plan = try AnswerPlan(offer: offer, sendsAudio: media.sendsAudio)
+        self.media = media
+        self.offer = offer
+        if media.videoInput == .h264AccessUnits {
+            encoderFactory = nil
+        } else {
+            try GStreamerRuntime.start()
+            encoderFactory = PipelineDescriptions.encoderFactory(
+                for: media.encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
+        }
+        let plan = self.plan
+        core = PeerCore(options: options, events: events, negotiation: .answer(offer: offer)) { answer in
+            // webrtcbin 1.22 leaves profile-level-id out of the answer's H.264 fmtp (the encoder's
+            // SPS says 42c0xx, the offer 42e0xx: both constrained baseline). State it.
+            guard let video = plan.videoPayload else { return answer }
+            return SDPEditing.settingH264ProfileLevelID(
+                in: answer, payloadType: video.payloadType, profileLevelID: plan.answerProfileLevelID)
+        }
+    }
+
+    deinit { core.close() }
+
+    /// Builds the pipeline and starts answering. Throws if the pipeline cannot be built (a missing
+    /// element) or webrtcbin cannot read the offer; the link is then closed.
+    public func start() throws(WebRTCLinkError) {
+        var parts = [PipelineDescriptions.webrtcbin(options: core.options)]
+        var transceivers: [TransceiverSetup] = []
+        if let video = plan.videoPayload {
+            parts.append(PipelineDescriptions.videoSend(
+                media: media, payloadType: video.payloadType, encoderFactory: encoderFactory ?? "x264enc"))
+            transceivers.append(TransceiverSetup(
+                target: .existing(transceivers.count), direction: plan.receivesVideo ? .sendrecv : .sendonly, caps: nil))
+        }
+        if let codec = plan.audioCodec, let pt = plan.audioPayloadType {
+            parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: pt))
+            transceivers.append(TransceiverSetup(
+                target: .existing(transceivers.count), direction: plan.receivesAudio ? .sendrecv : .sendonly, caps: nil))
+        }
+        do {
+            try core.start(description: parts.joined(separator: "  "), transceivers: transceivers, frameRate: media.video.fps)
+        } catch {
+            core.close()
+            throw error
+        }
+    }
+
+    /// A candidate from the app: `a=candidate:...\r\n` or `candidate:...`; "" (end) is ignored.
+    public func addRemoteCandidate(_ line: String, sdpMLineIndex: Int = 0) {
+        core.addRemoteCandidate(line, sdpMLineIndex: sdpMLineIndex)
+    }
+
+    /// Pushes one I420 frame (`videoInput == .rawFrames`): planes Y, U, V back to back, each row
+    /// padded to GStreamer's default stride (width rounded up to 4; chroma (width+1)/2 rounded up
+    /// to 4), which for widths that are multiples of 8 is tightly packed. The PTS may be on any
+    /// clock; only its spacing is kept. Returns false if the frame is refused (wrong size or byte
+    /// count, not started, closed). When the encoder falls behind, the newest frames beyond a
+    /// queue of 4 are dropped (true is still returned).
+    @discardableResult
+    public func pushVideoFrame(_ bytes: UnsafeRawBufferPointer, width: Int, height: Int, ptsNanos: Int64) -> Bool {
+        guard media.videoInput == .rawFrames, width == media.video.width, height == media.video.height,
+            bytes.count == Self.i420Size(width: width, height: height)
+        else { return false }
+        return core.pushVideoBuffer(bytes, ptsNanos: ptsNanos, keyFrame: true)
+    }
+
+    @discardableResult
+    public func pushVideoFrame(_ bytes: [UInt8], width: Int, height: Int, ptsNanos: Int64) -> Bool {
+        bytes.withUnsafeBytes { pushVideoFrame($0, width: width, height: height, ptsNanos: ptsNanos) }
+    }
+
+    /// Pushes one H.264 access unit, Annex B byte stream (`videoInput == .h264AccessUnits`).
+    @discardableResult
+    public func pushH264AccessUnit(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64, isKeyFrame: Bool) -> Bool {
+        guard media.videoInput == .h264AccessUnits, !bytes.isEmpty else { return false }
+        return core.pushVideoBuffer(bytes, ptsNanos: ptsNanos, keyFrame: isKeyFrame)
+    }
+
+    @discardableResult
+    public func pushH264AccessUnit(_ bytes: [UInt8], ptsNanos: Int64, isKeyFrame: Bool) -> Bool {
+        bytes.withUnsafeBytes { pushH264AccessUnit($0, ptsNanos: ptsNanos, isKeyFrame: isKeyFrame) }
+    }
+
+    /// Byte count of one I420 frame in GStreamer's default layout.
+    public static func i420Size(width: Int, height: Int) -> Int {
+        let lumaStride = (width + 3) / 4 * 4
+        let chromaStride = ((width + 1) / 2 + 3) / 4 * 4
+        let evenHeight = (height + 1) / 2 * 2
+        return lumaStride * evenHeight + 2 * chromaStride * (evenHeight / 2)
+    }
+
+    /// Asks the app for a key frame of the video it sends (two-way calls).
+    @discardableResult
+    public func requestKeyFrame() -> Bool { core.requestKeyFrame() }
+
+    public var state: LinkState { core.currentState }
+    public var stats: LinkStatistics { core.stats }
+    /// The pipeline as a Graphviz graph (elements, states, caps), for debugging.
+    public var pipelineGraph: String { core.pipelineGraph }
+
+    /// The latest video frame received from the app, as JPEG. Throws before the first one.
+    public func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] { try core.snapshotJPEG() }
+
+    /// Stops the pipeline and reports `.closed`. Idempotent. Synchronous, except from inside one of
+    /// this link's callbacks, where the teardown completes just after.
+    public func close() { core.close() }
+}

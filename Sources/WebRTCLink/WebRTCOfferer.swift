@@ -1,0 +1,92 @@
+// The app's side of the media link (the app simulator, `ipcemu app`): offers to receive the
+// device's video and audio, optionally sends its own test pattern (two-way calls), decodes what
+// arrives and hands each frame's luma to a callback (for the latency stamp reader).
+
+public struct OfferConfiguration: Sendable, Hashable {
+    /// Audio codecs offered, in order of preference (the device picks PCMA if offered).
+    public var audioCodecs: [AudioCodec]
+    /// Two-way: the video m-line is sendrecv and carries this test pattern to the device.
+    public var sendsVideo: VideoFormat?
+    /// Payload type of the offered H.264.
+    public var videoPayloadType: Int
+
+    public init(audioCodecs: [AudioCodec] = [.pcma, .opus], sendsVideo: VideoFormat? = nil, videoPayloadType: Int = 96) {
+        self.audioCodecs = audioCodecs
+        self.sendsVideo = sendsVideo
+        self.videoPayloadType = videoPayloadType
+    }
+}
+
+/// The app simulator's WebRTC peer.
+///
+/// Lifecycle: `init` -> `start()` (`events.localDescription` gets the offer, then candidates
+/// trickle) -> `setRemoteAnswer(_:)` and `addRemoteCandidate` -> `.connected`, frames arrive in
+/// `events.videoFrame` -> `close()` (idempotent; also on deinit).
+public final class WebRTCOfferer: Sendable {
+    public let configuration: OfferConfiguration
+    private let core: PeerCore
+
+    public init(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = LinkOptions(), events: LinkEvents) {
+        self.configuration = configuration
+        let pt = configuration.videoPayloadType
+        core = PeerCore(options: options, events: events, negotiation: .offer) { offer in
+            // When the app sends video too, its transceiver's caps cannot name a profile-level-id
+            // (x264's SPS says 42c0xx and webrtcbin would refuse the stream): state it here.
+            SDPEditing.settingH264ProfileLevelID(in: offer, payloadType: pt, profileLevelID: "42e01f")
+        }
+    }
+
+    deinit { core.close() }
+
+    public func start() throws(WebRTCLinkError) {
+        var parts = [PipelineDescriptions.webrtcbin(options: core.options)]
+        var transceivers: [TransceiverSetup] = []
+        let pt = configuration.videoPayloadType
+        if let video = configuration.sendsVideo {
+            try GStreamerRuntime.start()
+            let media = SendMedia(video: video, videoInput: .testPattern, encoder: .software, sendsAudio: false)
+            parts.append(PipelineDescriptions.videoSend(media: media, payloadType: pt, encoderFactory: "x264enc"))
+            transceivers.append(TransceiverSetup(
+                target: .existing(0), direction: .sendrecv,
+                caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: false)))
+        } else {
+            transceivers.append(TransceiverSetup(
+                target: .added, direction: .recvonly,
+                caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: true)))
+        }
+        if !configuration.audioCodecs.isEmpty {
+            transceivers.append(TransceiverSetup(
+                target: .added, direction: .recvonly, caps: PipelineDescriptions.offerAudioCaps(configuration.audioCodecs)))
+        }
+        do {
+            try core.start(
+                description: parts.joined(separator: "  "), transceivers: transceivers,
+                frameRate: configuration.sendsVideo?.fps)
+        } catch {
+            core.close()
+            throw error
+        }
+    }
+
+    /// The device's answer SDP.
+    public func setRemoteAnswer(_ sdp: String) throws(WebRTCLinkError) { try core.setRemoteAnswer(sdp) }
+
+    /// A candidate from the device: `a=candidate:...\r\n` or `candidate:...`; "" (end) is ignored.
+    public func addRemoteCandidate(_ line: String, sdpMLineIndex: Int = 0) {
+        core.addRemoteCandidate(line, sdpMLineIndex: sdpMLineIndex)
+    }
+
+    /// Sends the device a key frame request (RTCP PLI/FIR); false before any video arrived.
+    @discardableResult
+    public func requestKeyFrame() -> Bool { core.requestKeyFrame() }
+
+    public var state: LinkState { core.currentState }
+    public var stats: LinkStatistics { core.stats }
+    /// The pipeline as a Graphviz graph (elements, states, caps), for debugging.
+    public var pipelineGraph: String { core.pipelineGraph }
+
+    /// The latest video frame received from the device, as JPEG.
+    public func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] { try core.snapshotJPEG() }
+
+    public func close() { core.close() }
+}
