@@ -92,11 +92,11 @@ let package = Package(
         .target(name: "CallRuntime", dependencies: ["IPCWire", "CallEngine"]),
         .target(
             name: "Emulator",
-            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera"]
+            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera", "WebRTCLink"]
         ),
         .target(
             name: "AppSimulator",
-            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "MQTTTransport"]
+            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "MQTTTransport", "Camera", "WebRTCLink"]
         ),
         // MARK: Control: HTTP API, web console, Prometheus metrics, call journal.
         .target(

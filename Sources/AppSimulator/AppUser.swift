@@ -3,6 +3,7 @@ import CallRuntime
 import Foundation
 import IPCWire
 import MQTTTransport
+import WebRTCLink
 
 public enum AppError: Error, Sendable, Equatable, CustomStringConvertible {
     case noAnswer(what: String, seconds: Double)
@@ -38,6 +39,11 @@ public actor AppUser {
     private var pumps: [Task<Void, Never>] = []
     private var random = SystemRandomNumberGenerator()
     private var ended: [CallRecord] = []
+    private var videoLinks: [String: AppVideoLink] = [:]
+    private var videoPumps: [String: Task<Void, Never>] = [:]
+    private var answeredAt: [String: Date] = [:]
+    /// `close_reason` of each session's link the device closed with `disconnect`.
+    private var disconnects: [String: Int64] = [:]
     /// This app's `from` value in pv2.x headers: low 31 bits of CRC32(userId) + 2^31 (PROTOCOL.md 2.1).
     public nonisolated let sealFrom: UInt32
 
@@ -77,6 +83,7 @@ public actor AppUser {
     public func stop() async {
         run(engine.shutdown(now: WallClock.nowMs()))
         timers.cancelAll()
+        for sessionId in Array(videoLinks.keys) { closeVideo(sessionId: sessionId) }
         _ = await client.disconnectAndWait(timeout: .seconds(1))
         client.close()
         for pump in pumps { pump.cancel() }
@@ -195,6 +202,92 @@ public actor AppUser {
         run(engine.handle(up ? .mediaLinkUp(sessionId: sessionId) : .mediaLinkDown(sessionId: sessionId), now: now))
     }
 
+    // MARK: Video (PROTOCOL.md 4: the app offers, the device answers)
+
+    /// Opens the P2P link of the answered call: offers to receive the device's video (stream
+    /// `streamType`), optionally sending `sendVideo` (two-way). Returns the session id.
+    /// `sessionId` and `auth` override what is sent (to test the device's refusals).
+    @discardableResult
+    public func openVideo(streamType: StreamType = .main, sendVideo: VideoFormat? = nil, saveFramesTo: String? = nil,
+                          sessionId: String? = nil, devId: String? = nil, auth: String? = nil) throws(AppError) -> String {
+        guard let sid = sessionId ?? engine.answeredCall?.sessionId else { throw .mqtt("no answered call to open video for") }
+        guard let target = devId ?? engine.answeredCall?.peer ?? engine.session?.peers.first else { throw .unknownDevice("?") }
+        guard let channel = devices[target] else { throw .unknownDevice(target) }
+        closeVideo(sessionId: sid)
+        disconnects[sid] = nil
+        let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
+                                saveFramesTo: saveFramesTo)
+        videoLinks[sid] = link
+        let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
+                                                localKey: channel.address.localKey, devId: target)
+        videoPumps[sid] = Task { [weak self] in
+            for await signal in link.signals {
+                await self?.videoSignalled(signal, link: link, auth: authValue, streamType: streamType)
+            }
+        }
+        do {
+            try link.offerer.start()
+        } catch {
+            closeVideo(sessionId: sid)
+            throw .mqtt("cannot start the WebRTC offerer: \(error)")
+        }
+        return sid
+    }
+
+    /// What the app measured on the session's video so far.
+    public func videoStats(sessionId: String) -> VideoStats? { videoLinks[sessionId]?.stats }
+
+    /// The session's link state as the app sees it (nil: no link).
+    public func videoLinkState(sessionId: String) -> LinkState? { videoLinks[sessionId]?.offerer.state }
+
+    /// `close_reason` of the `disconnect` the device sent for the session, if any.
+    public func disconnectReason(sessionId: String) -> Int64? { disconnects[sessionId] }
+
+    public func closeVideo(sessionId: String) {
+        videoPumps.removeValue(forKey: sessionId)?.cancel()
+        videoLinks.removeValue(forKey: sessionId)?.close()
+    }
+
+    private func videoSignalled(_ signal: AppVideoLink.Signal, link: AppVideoLink, auth: String, streamType: StreamType) {
+        guard videoLinks[link.sessionId] === link else { return }
+        let header = SignalHeader(from: userId, to: link.devId, sessionId: link.sessionId)
+        switch signal {
+        case .offer(let sdp):
+            let offer = SignalOffer(sdp: sdp, streamType: streamType, auth: auth)
+            try? publish(SignalMessage(header: header, body: .offer(offer)).envelope(t: WallClock.nowSeconds()), to: link.devId)
+        case .candidate(let line, let index):
+            let c = IPCWire.ICECandidate(candidate: line, sdpMLineIndex: index)
+            try? publish(SignalMessage(header: header, body: .candidate(c)).envelope(t: WallClock.nowSeconds()), to: link.devId)
+        case .state(let state):
+            switch state {
+            case .connected: mediaLink(up: true, sessionId: link.sessionId)
+            case .lost: mediaLink(up: false, sessionId: link.sessionId)
+            default: break
+            }
+        }
+    }
+
+    private func receiveSignal(_ s: SignalMessage) {
+        let sid = s.header.sessionId
+        switch s.body {
+        case .answer(let answer):
+            guard let link = videoLinks[sid] else { return }
+            do {
+                try link.offerer.setRemoteAnswer(answer.sdp)
+            } catch {
+                log.log(.warning, "bad 302 answer: \(error)", device: userId)
+            }
+        case .candidate(let c):
+            guard let link = videoLinks[sid], !c.isEndOfCandidates else { return }
+            link.offerer.addRemoteCandidate(c.wireLine, sdpMLineIndex: c.effectiveMLineIndex)
+        case .disconnect(let d):
+            disconnects[sid] = d.closeReason
+            closeVideo(sessionId: sid)
+        case .offer:
+            break
+        }
+    }
+
     // MARK: Receiving
 
     private func connectionChanged(_ state: MQTTConnectionState) {
@@ -229,7 +322,9 @@ public actor AppUser {
                 resolveProbe(reqId, with: answer)
             }
         case .signal(let s):
-            if s.header.to == userId { emit(.signal(s, devId: devId)) }
+            guard s.header.to == userId else { return }
+            emit(.signal(s, devId: devId))
+            receiveSignal(s)
         case .abilityQuery:
             break
         }
@@ -276,8 +371,10 @@ public actor AppUser {
                 break
             case .peerRinging(let sessionId, let peer):
                 emit(.deviceRinging(sessionId: sessionId, devId: peer))
-            case .expectMediaLink, .closeMediaLink:
-                break
+            case .expectMediaLink(let sessionId, _):
+                answeredAt[sessionId] = Date()
+            case .closeMediaLink(let sessionId):
+                closeVideo(sessionId: sessionId)
             case .callEnded(let record):
                 ended.append(record)
                 emit(.callEnded(record))

@@ -4,6 +4,7 @@ import DeviceProfile
 import Foundation
 import IPCWire
 import MQTTTransport
+import WebRTCLink
 
 /// One emulated device: one MQTT connection, one call engine, one actor (DESIGN.md "Device /
 /// Fleet"). It carries out what the engine decides: publishes messages (sealed per the profile's
@@ -30,6 +31,8 @@ public actor Device {
     private var random = SystemRandomNumberGenerator()
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
+    private var links: [String: P2PLink] = [:]
+    private var linkPumps: [String: Task<Void, Never>] = [:]
 
     /// Creates the device; `start()` connects it.
     /// - Parameters:
@@ -100,6 +103,7 @@ public actor Device {
         stopped = true
         run(engine.shutdown(now: WallClock.nowMs()))
         timers.cancelAll()
+        for sessionId in Array(links.keys) { closeLink(sessionId, notifyPeer: false) }
         if connected {
             let offline = Array(#"{"online":false,"t":\#(WallClock.nowSeconds())}"#.utf8)
             try? await client.publishAndWaitForAck(topic: topics.online, payload: offline, qos: 1, retain: true,
@@ -259,12 +263,108 @@ public actor Device {
                 refuseOffer(h, why: why)
                 return
             }
-            log.log(.warning, "offer authorised but this build has no media link yet", device: devId,
-                    fields: [("session", h.sessionId)])
-        case .candidate, .answer:
-            break
+            openLink(offer, header: h)
+        case .candidate(let candidate):
+            guard let link = links[h.sessionId], link.offerHeader.from == h.from else { return }
+            if !candidate.isEndOfCandidates {
+                link.addRemoteCandidate(candidate.wireLine, mLineIndex: candidate.effectiveMLineIndex)
+            }
         case .disconnect:
-            break
+            guard links[h.sessionId]?.offerHeader.from == h.from else { return }
+            closeLink(h.sessionId, notifyPeer: false)
+            mediaLink(up: false, sessionId: h.sessionId)
+        case .answer:
+            break  // the device is the answerer; an answer from an app means nothing here
+        }
+    }
+
+    // MARK: P2P links (PROTOCOL.md 4)
+
+    /// Opens (or, for a session that has one, replaces) the link of an authorised offer.
+    private func openLink(_ offer: SignalOffer, header h: SignalHeader) {
+        if links[h.sessionId] != nil {
+            log.log(.info, "second offer replaces the link", device: devId, fields: [("session", h.sessionId)])
+            closeLink(h.sessionId, notifyPeer: false)
+        }
+        let link: P2PLink
+        do {
+            link = try P2PLink(offer: offer, header: h, profile: profile)
+            try link.start()
+        } catch {
+            log.log(.error, "cannot open the P2P link", device: devId, fields: [("session", h.sessionId), ("why", "\(error)")])
+            var reply = h.reply()
+            reply.from = devId
+            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 2))).envelope(t: WallClock.nowSeconds()),
+                    what: "disconnect")
+            return
+        }
+        links[h.sessionId] = link
+        log.log(.info, "P2P link opening", device: devId, fields: [
+            ("session", h.sessionId), ("from", h.from), ("stream", offer.streamType == .sub ? "sub" : "main"),
+        ])
+        linkPumps[h.sessionId] = Task { [weak self] in
+            for await signal in link.signals {
+                await self?.linkSignalled(signal, link: link)
+            }
+        }
+    }
+
+    private func linkSignalled(_ signal: P2PLinkSignal, link: P2PLink) {
+        guard links[link.sessionId] === link else { return }  // replaced or closed meanwhile
+        var reply = link.offerHeader.reply()
+        reply.from = devId
+        switch signal {
+        case .answer(let sdp):
+            publish(SignalMessage(header: reply, body: .answer(SignalAnswer(sdp: sdp))).envelope(t: WallClock.nowSeconds()),
+                    what: "answer")
+            log.log(.info, "-> 302 answer", device: devId, fields: [("session", link.sessionId), ("to", reply.to)])
+        case .candidate(let line, let index):
+            let candidate = IPCWire.ICECandidate(candidate: line, sdpMLineIndex: index)
+            publish(SignalMessage(header: reply, body: .candidate(candidate)).envelope(t: WallClock.nowSeconds()),
+                    what: "candidate")
+        case .up:
+            log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
+            mediaLink(up: true, sessionId: link.sessionId)
+        case .lost(let why):
+            log.log(.warning, "P2P link lost", device: devId, fields: [("session", link.sessionId), ("why", why)])
+            closeLink(link.sessionId, notifyPeer: false)
+            mediaLink(up: false, sessionId: link.sessionId)
+        }
+    }
+
+    /// Tears a link down; with `notifyPeer`, the app gets `disconnect` (close_reason 0).
+    private func closeLink(_ sessionId: String, notifyPeer: Bool) {
+        guard let link = links.removeValue(forKey: sessionId) else { return }
+        linkPumps.removeValue(forKey: sessionId)?.cancel()
+        link.close()
+        if notifyPeer, connected {
+            var reply = link.offerHeader.reply()
+            reply.from = devId
+            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 0))).envelope(t: WallClock.nowSeconds()),
+                    what: "disconnect")
+        }
+        log.log(.info, "P2P link closed", device: devId, fields: [("session", sessionId)])
+    }
+
+    /// Media counters of the session's link (nil when it has none).
+    public func mediaStats(sessionId: String) -> LinkStatistics? { links[sessionId]?.stats }
+
+    /// Media counters of every open link.
+    public var mediaLinks: [String: LinkStatistics] { links.mapValues(\.stats) }
+
+    /// The latest frame the app sent on the session's link, as JPEG (proof of a two-way call).
+    public func receivedFrameJPEG(sessionId: String) throws -> [UInt8]? {
+        guard let link = links[sessionId] else { return nil }
+        return try link.snapshotJPEG()
+    }
+
+    /// Fault injection: drops every P2P link as if the network failed (the engine then applies
+    /// the 5 s rule of PROTOCOL.md 3.3).
+    public func dropMediaLinks() {
+        for sessionId in Array(links.keys) {
+            log.log(.warning, "fault: dropping the P2P link", device: devId, fields: [("session", sessionId)])
+            closeLink(sessionId, notifyPeer: false)
+            mediaLink(up: false, sessionId: sessionId)
         }
     }
 
@@ -324,7 +424,7 @@ public actor Device {
             case .expectMediaLink(let sessionId, let peer):
                 log.log(.debug, "expecting P2P offer", device: devId, fields: [("session", sessionId), ("from", peer)])
             case .closeMediaLink(let sessionId):
-                log.log(.debug, "P2P link closed", device: devId, fields: [("session", sessionId)])
+                closeLink(sessionId, notifyPeer: true)
             case .callEnded(let record):
                 callsEnded += 1
                 lastCall = record

@@ -20,14 +20,20 @@ extension EndToEnd {
             return SignalMessage(header: header, body: .offer(body)).envelope(t: WallClock.nowSeconds())
         }
 
-        /// The `disconnect`s the device sent to `user`, as that app received them.
+        /// The `disconnect`s with close_reason 1 (unauthorised) the device sent to `user`, as that app
+        /// received them. (An authorised offer with this placeholder SDP may get another close
+        /// reason: the media link cannot be built from it; that is not a refusal of who sent it.)
         static func disconnects(_ events: EventRecorder<AppEvent>, within: Duration) async -> [SignalMessage] {
             _ = await events.first(within: within) { e -> Bool? in
-                if case .signal(let s, _) = e, s.type == .disconnect { true } else { nil }
+                if case .signal(let s, _) = e, Self.isUnauthorised(s) { true } else { nil }
             }
             return await events.all { e -> SignalMessage? in
-                if case .signal(let s, _) = e, s.type == .disconnect { s } else { nil }
+                if case .signal(let s, _) = e, Self.isUnauthorised(s) { s } else { nil }
             }
+        }
+
+        static func isUnauthorised(_ s: SignalMessage) -> Bool {
+            if case .disconnect(let d) = s.body { d.closeReason == SignalDisconnect.unauthorised } else { false }
         }
 
         @Test("live view off: only the answering user, with the right auth, for the answered session")
@@ -59,7 +65,7 @@ extension EndToEnd {
                 #expect(await Self.disconnects(bobEvents, within: .seconds(3)).count == 1)
                 try await alice.send(Self.offer(h, from: "user-alice", session: "some-other-session"), to: h.devId)
                 _ = await aliceEvents.wait(for: 2, within: .seconds(3)) { e -> Bool? in
-                    if case .signal(let s, _) = e, s.type == .disconnect { true } else { nil }
+                    if case .signal(let s, _) = e, Self.isUnauthorised(s) { true } else { nil }
                 }
                 #expect(await Self.disconnects(aliceEvents, within: .zero).count == 2)
 

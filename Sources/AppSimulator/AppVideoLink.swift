@@ -1,0 +1,95 @@
+import Foundation
+import IPCWire
+import WebRTCLink
+
+/// The app's side of one P2P link (PROTOCOL.md 4): a webrtcbin offerer that receives the device's
+/// video (and audio), decodes it, and reads every frame's stamp. Optionally sends its own video
+/// (two-way: a screen IPC shows the caller).
+final class AppVideoLink: Sendable {
+    let sessionId: String
+    let devId: String
+    let offerer: WebRTCOfferer
+    let signals: AsyncStream<Signal>
+    private let continuation: AsyncStream<Signal>.Continuation
+    private let measured: LockedStats
+
+    enum Signal: Sendable {
+        case offer(sdp: String)
+        case candidate(line: String, mLineIndex: Int)
+        case state(LinkState)
+    }
+
+    init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?) {
+        self.sessionId = sessionId
+        self.devId = devId
+        let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .unbounded)
+        signals = stream
+        self.continuation = continuation
+        let measured = LockedStats()
+        self.measured = measured
+        let saver = saveFramesTo.map { FrameSaver(directory: $0) }
+        let events = LinkEvents(
+            localDescription: { continuation.yield(.offer(sdp: $0)) },
+            localCandidate: { continuation.yield(.candidate(line: $0.candidate, mLineIndex: $0.sdpMLineIndex)) },
+            stateChanged: { continuation.yield(.state($0)) },
+            videoFrame: { frame in
+                measured.add(frame, answeredAt: answeredAt)
+                saver?.save(frame)
+            })
+        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo), events: events)
+    }
+
+    var stats: VideoStats { measured.snapshot }
+    var linkStats: LinkStatistics { offerer.stats }
+
+    func close() {
+        offerer.close()
+        continuation.finish()
+    }
+}
+
+/// Video stats behind a lock: frames arrive on a GStreamer thread.
+final class LockedStats: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stats = VideoStats()
+
+    func add(_ frame: DecodedVideoFrame, answeredAt: Date?) {
+        lock.lock()
+        defer { lock.unlock() }
+        stats.add(luma: frame.luma, width: frame.width, height: frame.height, stride: frame.stride,
+                  arrivalUnixNanos: frame.arrivalUnixNanos, answeredAt: answeredAt)
+    }
+
+    var snapshot: VideoStats {
+        lock.lock()
+        defer { lock.unlock() }
+        return stats
+    }
+}
+
+/// Writes decoded frames' luma planes as PGM images (`--save-frames DIR`).
+final class FrameSaver: @unchecked Sendable {
+    private let directory: String
+    private let lock = NSLock()
+    private var index = 0
+
+    init(directory: String) {
+        self.directory = directory
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    func save(_ frame: DecodedVideoFrame) {
+        lock.lock()
+        let n = index
+        index += 1
+        lock.unlock()
+        var data = Data("P5\n\(frame.width) \(frame.height)\n255\n".utf8)
+        for row in 0..<frame.height {
+            let start = row * frame.stride
+            guard start + frame.width <= frame.luma.count else { break }
+            data.append(contentsOf: frame.luma[start..<(start + frame.width)])
+        }
+        let path = directory + String(format: "/frame-%05d.pgm", n)
+        _ = FileManager.default.createFile(atPath: path, contents: data)
+    }
+}

@@ -1,0 +1,78 @@
+import Camera
+import Foundation
+
+/// What the app measured on a call's video (PROTOCOL.md 6): frames decoded, stamps read, frames
+/// the counter says were dropped, time from `answer` to the first decoded frame, and
+/// capture-to-decode latency (the device's stamp against this host's clock).
+public struct VideoStats: Sendable, Equatable {
+    public var framesDecoded = 0
+    public var stampsRead = 0
+    public var stampErrors = 0
+    public var framesDropped = 0
+    public var width = 0
+    public var height = 0
+    /// Milliseconds from the `answer` to the first decoded frame.
+    public var answerToFirstFrameMs: Double?
+    /// Capture-to-decode latency of every stamped frame, milliseconds.
+    public var latenciesMs: [Double] = []
+    public var firstFrameAt: Date?
+    public var lastFrameAt: Date?
+    /// The last counter read (to count gaps).
+    var lastCounter: UInt16?
+
+    public init() {}
+
+    /// Frames per second between the first and the last decoded frame.
+    public var fps: Double {
+        guard let a = firstFrameAt, let b = lastFrameAt, framesDecoded > 1 else { return 0 }
+        let span = b.timeIntervalSince(a)
+        return span > 0 ? Double(framesDecoded - 1) / span : 0
+    }
+
+    public func latencyPercentile(_ p: Double) -> Double? {
+        guard !latenciesMs.isEmpty else { return nil }
+        let sorted = latenciesMs.sorted()
+        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
+        return sorted[min(max(rank, 0), sorted.count - 1)]
+    }
+
+    /// Adds one decoded frame's luma plane.
+    mutating func add(luma: [UInt8], width: Int, height: Int, stride: Int, arrivalUnixNanos: Int64, answeredAt: Date?) {
+        let now = Date(timeIntervalSince1970: Double(arrivalUnixNanos) / 1e9)
+        framesDecoded += 1
+        self.width = width
+        self.height = height
+        if firstFrameAt == nil {
+            firstFrameAt = now
+            if let answeredAt { answerToFirstFrameMs = now.timeIntervalSince(answeredAt) * 1000 }
+        }
+        lastFrameAt = now
+        do {
+            let stamp = try LatencyStamp.read(luma: luma, width: width, height: height, stride: stride)
+            stampsRead += 1
+            let arrivalMs = arrivalUnixNanos / 1_000_000
+            let captured = stamp.unixMs(near: arrivalMs)
+            latenciesMs.append(Double(arrivalMs - captured) + Double(arrivalUnixNanos % 1_000_000) / 1e6)
+            if let last = lastCounter {
+                framesDropped += LatencyStamp.framesMissing(between: last, and: stamp.counter)
+            }
+            lastCounter = stamp.counter
+        } catch {
+            stampErrors += 1
+        }
+    }
+
+    public var summary: String {
+        var parts = [
+            "\(framesDecoded) frames \(width)x\(height)",
+            String(format: "%.1f fps", fps),
+            "\(stampsRead) stamps read",
+            "\(framesDropped) dropped",
+        ]
+        if let ms = answerToFirstFrameMs { parts.append(String(format: "answer -> first frame %.0f ms", ms)) }
+        if let p50 = latencyPercentile(50), let p95 = latencyPercentile(95) {
+            parts.append(String(format: "latency p50 %.1f ms p95 %.1f ms", p50, p95))
+        }
+        return parts.joined(separator: ", ")
+    }
+}
