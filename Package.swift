@@ -112,7 +112,7 @@ let package = Package(
             name: "ipcemu",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
-                "Emulator", "AppSimulator", "ControlAPI",
+                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -41,6 +41,7 @@ public actor AppUser {
     private var ended: [CallRecord] = []
     private var videoLinks: [String: AppVideoLink] = [:]
     private var videoPumps: [String: Task<Void, Never>] = [:]
+    private var finishedVideo: [String: VideoStats] = [:]
     private var answeredAt: [String: Date] = [:]
     /// `close_reason` of each session's link the device closed with `disconnect`.
     private var disconnects: [String: Int64] = [:]
@@ -234,8 +235,8 @@ public actor AppUser {
         return sid
     }
 
-    /// What the app measured on the session's video so far.
-    public func videoStats(sessionId: String) -> VideoStats? { videoLinks[sessionId]?.stats }
+    /// What the app measured on the session's video so far (kept after the link closes).
+    public func videoStats(sessionId: String) -> VideoStats? { videoLinks[sessionId]?.stats ?? finishedVideo[sessionId] }
 
     /// The session's link state as the app sees it (nil: no link).
     public func videoLinkState(sessionId: String) -> LinkState? { videoLinks[sessionId]?.offerer.state }
@@ -245,7 +246,9 @@ public actor AppUser {
 
     public func closeVideo(sessionId: String) {
         videoPumps.removeValue(forKey: sessionId)?.cancel()
-        videoLinks.removeValue(forKey: sessionId)?.close()
+        guard let link = videoLinks.removeValue(forKey: sessionId) else { return }
+        link.close()
+        finishedVideo[sessionId] = link.stats
     }
 
     private func videoSignalled(_ signal: AppVideoLink.Signal, link: AppVideoLink, auth: String, streamType: StreamType) {

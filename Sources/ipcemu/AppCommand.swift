@@ -6,6 +6,7 @@ import DeviceProfile
 import Foundation
 import IPCWire
 import MQTTTransport
+import WebRTCLink
 
 /// `ipcemu app ...`: the phone app's side, as the SDK plays it.
 struct AppCommand: AsyncParsableCommand {
@@ -123,6 +124,12 @@ extension AppCommand {
         @Option(help: "Hang up this many seconds after the answer (default: stay until the device ends the call or Ctrl-C).")
         var hangupAfter: Double?
         @Option(help: "Heartbeat interval in seconds.") var heartbeatInterval: Double = 10
+        @Flag(help: "Once answered, open the P2P link and receive, decode and measure the device's video.")
+        var video = false
+        @Option(help: "Which stream to ask for with --video: main or sub.") var stream: String = "main"
+        @Flag(help: "Also send this app's own test video (two-way; implies --video).") var sendVideo = false
+        @Option(help: "Write every decoded frame's luma plane as PGM into this folder (implies --video).")
+        var saveFrames: String?
 
         func validate() throws {
             guard CallType(rawValue: callType) != nil else { throw ValidationError("--call-type must be 1, 2 or 3; got \(callType)") }
@@ -130,7 +137,10 @@ extension AppCommand {
             guard timeout > 0 else { throw ValidationError("--timeout must be positive; got \(timeout)") }
             if let h = hangupAfter, !(h >= 0 && h.isFinite) { throw ValidationError("--hangup-after must be zero or more seconds") }
             guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
+            guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub; got '\(stream)'") }
         }
+
+        var wantsVideo: Bool { video || sendVideo || saveFrames != nil }
 
         func run() async throws {
             let hbMs = Int64(heartbeatInterval * 1000)
@@ -158,6 +168,8 @@ extension AppCommand {
             var heardFromDevice = false
             var answered = false
             var outcome: CallRecord?
+            var videoReporter: Task<Void, Never>?
+            var videoSession: String?
             for await event in events {
                 printer.print(event)
                 switch event {
@@ -165,6 +177,25 @@ extension AppCommand {
                     heardFromDevice = true
                     if m.event == .answer, !answered {
                         answered = true
+                        if wantsVideo {
+                            do {
+                                let sid = try await app.openVideo(
+                                    streamType: stream == "sub" ? .sub : .main,
+                                    sendVideo: sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil,
+                                    saveFramesTo: saveFrames)
+                                videoSession = sid
+                                videoReporter = Task {
+                                    while !Task.isCancelled {
+                                        try? await Task.sleep(for: .seconds(1))
+                                        if let stats = await app.videoStats(sessionId: sid), stats.framesDecoded > 0 {
+                                            say("           video: \(stats.summary)")
+                                        }
+                                    }
+                                }
+                            } catch {
+                                note("ipcemu app call: cannot open video: \(error)")
+                            }
+                        }
                         if let hangupAfter {
                             Task {
                                 try? await Task.sleep(for: seconds(hangupAfter))
@@ -180,6 +211,11 @@ extension AppCommand {
                 if outcome != nil { break }
             }
             interrupt.cancel()
+            videoReporter?.cancel()
+            if let videoSession {
+                let stats = await app.videoStats(sessionId: videoSession) ?? VideoStats()
+                say("video summary: \(stats.summary)")
+            }
             await app.stop()
             let code = Self.exitCode(outcome, answered: answered, heardFromDevice: heardFromDevice)
             note("ipcemu app call: \(code.meaning)")

@@ -1,0 +1,144 @@
+import AppSimulator
+import ArgumentParser
+import CallEngine
+import CallRuntime
+import DeviceProfile
+import Foundation
+import IPCWire
+import MQTTTransport
+
+extension BenchCommand {
+    /// `ipcemu bench media`: video calls one after another against a device in its own process,
+    /// so its CPU is measured apart from the app's decoding.
+    struct Media: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make video calls and print answer -> first frame, capture-to-decode latency and device CPU per stream.",
+            discussion: """
+                Starts a private mosquitto and `ipcemu run` (this binary) with --profile answering at once, \
+                then makes --calls calls one after another: call, answer, P2P link, --seconds of video decoded \
+                and stamp-read by the app simulator, hang up. Device CPU is the device process's user+system \
+                time over the streaming window (from /proc), per stream, as a share of one core.
+                """
+        )
+
+        @Option(help: "Number of calls measured.") var calls: Int = 20
+        @Option(help: "Calls made first and not counted (the device's first link loads GStreamer's plugins).")
+        var warmup: Int = 1
+        @Option(help: "Seconds of video per call.") var seconds: Double = 3
+        @Option(help: "Device profile (the main stream's size and rate are used).") var profile: String = "device-profiles/doorbell.yaml"
+
+        func validate() throws {
+            guard calls >= 1 else { throw ValidationError("--calls must be at least 1") }
+            guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more") }
+            guard seconds > 0.5 else { throw ValidationError("--seconds must be more than 0.5") }
+        }
+
+        func run() async throws {
+            let p = try loadProfile(profile)
+            let devId = p.isTemplate ? try p.instance(index: 0).identity.devId : p.identity.devId
+            let broker = try MosquittoBroker()
+            defer { broker.stop() }
+            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            let device = Process()
+            device.executableURL = URL(fileURLWithPath: exe)
+            device.arguments = ["run", "--profile", profile, "--broker", broker.url, "--answer", "answer:0", "--log-level", "warning"]
+            device.standardOutput = FileHandle.nullDevice
+            try device.run()
+            defer { if device.isRunning { device.terminate() } }
+
+            let app = try AppUser(userId: "bench-user", connection: broker.clientOptions(clientID: "bench-user"),
+                                  log: EventLog(minimumLevel: .error))
+            try await app.start()
+            let t = p.topics(for: devId)
+            try await app.add(DeviceAddress(devId: devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta,
+                                            security: p.security, localKey: p.identity.localKey,
+                                            p2pPassword: p.identity.p2pPassword))
+            // Wait for the device's retained online status by probing it.
+            var online = false
+            for _ in 0..<50 where !online {
+                online = (try? await app.fetchDeviceCallAbility(devId: devId, timeout: .milliseconds(200))) != nil
+            }
+            guard online else { throw ValidationError("the device did not come up") }
+
+            var firstFrame: [Double] = []
+            var latencies: [Double] = []
+            var cpu: [Double] = []
+            var frames = 0, dropped = 0, stampErrors = 0
+            var size = ""
+            var failures = 0
+            var coldFirstFrame: [Double] = []
+            for i in 0..<(calls + warmup) {
+                var events = await app.events().makeAsyncIterator()
+                try await app.startCall(devId: devId, timeoutSeconds: 15)
+                var answered = false
+                while let e = await events.next() {
+                    if case .received(let m, _) = e, m.event == .answer { answered = true; break }
+                    if case .callEnded = e { break }
+                }
+                guard answered else { failures += 1; continue }
+                let sid = try await app.openVideo()
+                let gotFirst = await waitUntil(.seconds(10)) { (await app.videoStats(sessionId: sid)?.framesDecoded ?? 0) > 0 }
+                if !gotFirst {
+                    failures += 1
+                    note("call \(i): no video within 10 s")
+                }
+                let cpuStart = Self.cpuSeconds(pid: device.processIdentifier)
+                let wallStart = ContinuousClock.now
+                try? await Task.sleep(for: .milliseconds(Int64(self.seconds * 1000)))
+                let cpuEnd = Self.cpuSeconds(pid: device.processIdentifier)
+                let wall = Self.ms(ContinuousClock.now - wallStart) / 1000
+                try? await app.hangUp()
+                while let e = await events.next() { if case .callEnded = e { break } }
+                let stats = await app.videoStats(sessionId: sid) ?? VideoStats()
+                if i < warmup {
+                    if let ms = stats.answerToFirstFrameMs { coldFirstFrame.append(ms) }
+                    say(String(format: "warm-up %d: %@", i + 1, stats.summary))
+                    continue
+                }
+                if let ms = stats.answerToFirstFrameMs { firstFrame.append(ms) }
+                latencies += stats.latenciesMs
+                frames += stats.framesDecoded
+                dropped += stats.framesDropped
+                stampErrors += stats.stampErrors
+                size = "\(stats.width)x\(stats.height)"
+                if let a = cpuStart, let b = cpuEnd, wall > 0 { cpu.append((b - a) / wall * 100) }
+                say(String(format: "call %2d: %@", i + 1 - warmup, stats.summary))
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+            await app.stop()
+            device.terminate()
+            let main = p.capabilities.video?.main
+            say("bench media: \(calls) calls, \(size) (profile main \(main.map { "\($0)" } ?? "?")), \(self.seconds) s each, \(failures) failed")
+            say("  answer -> first frame:      \(Percentiles(firstFrame).summary)")
+            if let cold = coldFirstFrame.first { say(String(format: "  (cold first link, not counted: %.0f ms)", cold)) }
+            say("  capture -> decode latency:  \(Percentiles(latencies).summary)")
+            say(String(format: "  device CPU per stream:      mean %.1f%% of one core, max %.1f%%",
+                       cpu.isEmpty ? .nan : cpu.reduce(0, +) / Double(cpu.count), cpu.max() ?? .nan))
+            say("  frames decoded \(frames), stamp errors \(stampErrors), frames dropped (counter gaps) \(dropped)")
+            if failures > 0 { throw ExitCode(1) }
+        }
+
+        private func waitUntil(_ timeout: Duration, _ condition: () async -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if await condition() { return true }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return false
+        }
+
+        /// User + system CPU seconds of a process, from /proc/PID/stat.
+        static func cpuSeconds(pid: Int32) -> Double? {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = text.lastIndex(of: ")") else { return nil }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            // After the command: state is field 3; utime and stime are fields 14 and 15.
+            guard fields.count > 13, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return nil }
+            return (utime + stime) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+
+        static func ms(_ d: Duration) -> Double {
+            Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+        }
+    }
+}
