@@ -29,7 +29,7 @@ schemas={
    "phase":S(enum=["idle","ringingIncoming","ringingOutgoing","answered","shutDown"]),
    "session":nullable(ref("Session")),"peers":strs,"answerPolicy":S(description="answer, answer:SECONDS, reject, ignore, busy or manual"),
    "actingBusy":B(),"callsEnded":I(),"lastCall":nullable(ref("CallRecord")),"household":strs,"faults":ref("Faults"),
-   "media":obj({"p2pLink":S(enum=["none","connecting","up","lost"]),"framesSent":I(),"framesReceived":I(),"fps":N(),"available":B(description="false until the WebRTC media link is built in")}),
+   "media":obj({"p2pLink":S(enum=["none","connecting","up","lost"]),"framesSent":I(),"framesReceived":I(),"fps":N(),"available":B(description="true: this build has the WebRTC media link")}),
    "mqtt":obj({"reconnects":I(),"messagesIn":I(),"messagesOut":I()})}),
  "DeviceList": obj({"devices":arr(ref("DeviceState"))}),
  "PressRequest": obj({"targets":arr(S(minLength=1),description="App users to call (default: the household)"),"callType":I(enum=[1,2,3]),
@@ -39,6 +39,7 @@ schemas={
  "FaultsRequest": obj({"heartbeatRepliesSuppressed":B(),"replyDelayMs":I(minimum=0,maximum=600000),"actingBusy":B()},required=[]),
  "DropConnectionRequest": obj({"seconds":N(minimum=0,maximum=3600)}),
  "DropConnectionReply": obj({"dropped":B(),"seconds":N()}),
+ "DropP2PReply": obj({"dropped":I(description="How many P2P links were closed.")}),
  "JournalEntry": obj({"t":I(description="unix ms"),"time":S(format="date-time"),"device":S(),"kind":S(enum=["event","call"]),"session":S(),
    "direction":S(description="event: in or out; call: incoming or outgoing"),"event":S(),"peer":S(),"reason":nullable(S()),"callType":I(),
    "outcome":S(),"endedBy":S(),"peers":strs,"answeredBy":nullable(S()),"startedAt":I(),"answeredAt":nullable(I()),"endedAt":I()},
@@ -73,7 +74,7 @@ paths["/api/devices/{devId}/faults"]={
  "get":op("Faults in force",{"200":jr("Faults","Faults"),"404":nf},params=[devparam],tag="faults"),
  "put":op("Set faults (fields left out stay as they are): stop answering heartbeats, delay every reply, act busy",{"200":jr("Faults","Faults now in force"),"400":bad,"404":nf,"409":conflict},body="FaultsRequest",params=[devparam],tag="faults")}
 paths["/api/devices/{devId}/faults/drop-connection"]={"post":op("Drop the MQTT connection without DISCONNECT (the broker publishes the will) and reconnect after `seconds`",{"202":jr("DropConnectionReply","Dropped"),"400":bad,"404":nf},body="DropConnectionRequest",params=[devparam],tag="faults")}
-paths["/api/devices/{devId}/faults/drop-p2p"]={"post":op("Drop the P2P media link (needs WebRTC: 501 until it is built in)",{"501":E("Not in this build"),"404":nf},params=[devparam],tag="faults")}
+paths["/api/devices/{devId}/faults/drop-p2p"]={"post":op("Drop every P2P media link of the device as if the network failed; unless the app reconnects within 5 s the device sends stop disconnected (PROTOCOL.md 3.3)",{"202":jr("DropP2PReply","Dropped"),"404":nf},params=[devparam],tag="faults")}
 paths["/api/devices/{devId}/journal"]={"get":op("The call journal: recent entries, oldest first",{"200":jr("Journal","Entries"),"400":bad,"404":nf},params=[devparam,{"name":"limit","in":"query","required":False,"schema":I(minimum=1,maximum=10000,default=100)}])}
 paths["/api/events"]={"get":op("Server-sent events: every call event of every device (or of `device`), and the console phone's (type phone). Each `data:` line is one JSON object with `type`, `device`, `t`.",
   {"200":{"description":"text/event-stream","content":{"text/event-stream":{"schema":S()}}},"404":E("No such device")},

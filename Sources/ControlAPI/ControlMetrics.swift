@@ -77,11 +77,11 @@ public final class ControlMetrics: @unchecked Sendable {
         }
         header("ipcemu_active_calls", "gauge", "Calls in progress (ringing or answered).")
         for d in devices { sample("ipcemu_active_calls", [("device", d.devId)], String(d.activeCalls)) }
-        header("ipcemu_media_frames_sent_total", "counter", "Video frames sent over the P2P link (0 until WebRTC lands).")
+        header("ipcemu_media_frames_sent_total", "counter", "Video frames sent over the P2P link.")
         for d in devices { sample("ipcemu_media_frames_sent_total", [("device", d.devId)], String(d.framesSent)) }
-        header("ipcemu_media_frames_received_total", "counter", "Video frames received over the P2P link (0 until WebRTC lands).")
+        header("ipcemu_media_frames_received_total", "counter", "Video frames received over the P2P link.")
         for d in devices { sample("ipcemu_media_frames_received_total", [("device", d.devId)], String(d.framesReceived)) }
-        header("ipcemu_media_fps", "gauge", "Frames per second sent (0 until WebRTC lands).")
+        header("ipcemu_media_fps", "gauge", "Frames per second sent.")
         for d in devices { sample("ipcemu_media_fps", [("device", d.devId)], Self.number(d.fps)) }
         header("ipcemu_p2p_link_up", "gauge", "1 while the P2P media link of the answered call is up.")
         for d in devices { sample("ipcemu_p2p_link_up", [("device", d.devId)], d.p2pLinkUp ? "1" : "0") }

@@ -105,9 +105,9 @@ struct ControlRoutes: Sendable {
             return json(.object(["dropped": .bool(true), "seconds": .double(seconds)]), status: .accepted)
         })
         add(.post, "/api/devices/{devId}/faults/drop-p2p", { r, _, c in
-            _ = try await r.entry(c)
-            // Hook: the WebRTC link is not in this build; once it is, this closes it (PROTOCOL.md 3.3).
-            throw ControlError(status: 501, "dropping the P2P link needs the WebRTC media link, which this build does not have")
+            let entry = try await r.entry(c)
+            let dropped = await entry.device.dropMediaLinks()
+            return json(.object(["dropped": .int(Int64(dropped))]), status: .accepted)
         })
         add(.get, "/api/devices/{devId}/journal", { r, req, c in
             let entry = try await r.entry(c)

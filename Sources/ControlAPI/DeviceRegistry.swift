@@ -59,7 +59,8 @@ public actor DeviceRegistry {
             let linkUp = s.session?.mediaLink == .up
             gauges.append(ControlMetrics.DeviceGauges(
                 devId: s.devId, activeCalls: active ? 1 : 0, p2pLinkUp: linkUp,
-                mqttReconnects: entry.device.mqttCounters.reconnects, mqttConnected: s.connected))
+                mqttReconnects: entry.device.mqttCounters.reconnects, mqttConnected: s.connected,
+                framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps))
         }
         return metrics.render(gauges)
     }

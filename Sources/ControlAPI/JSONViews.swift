@@ -24,8 +24,9 @@ enum JSONViews {
             "faults": self.faults(faults, actingBusy: s.actingBusy),
             "media": .object([
                 "p2pLink": .string(linkState(s.session?.mediaLink)),
-                "framesSent": .int(0), "framesReceived": .int(0), "fps": .int(0),
-                "available": .bool(false),
+                "framesSent": .int(Int64(s.media.framesSent)), "framesReceived": .int(Int64(s.media.framesReceived)),
+                "fps": .double((s.media.fps * 10).rounded() / 10),
+                "available": .bool(true),
             ]),
             "mqtt": .object([
                 "reconnects": .int(Int64(c.reconnects)), "messagesIn": .int(Int64(c.messagesIn)),

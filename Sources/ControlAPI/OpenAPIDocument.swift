@@ -652,17 +652,17 @@ enum OpenAPIDocument {
     },
     "/api/devices/{devId}/faults/drop-p2p": {
       "post": {
-        "summary": "Drop the P2P media link (needs WebRTC: 501 until it is built in)",
+        "summary": "Drop every P2P media link of the device as if the network failed; unless the app reconnects within 5 s the device sends stop disconnected (PROTOCOL.md 3.3)",
         "tags": [
           "faults"
         ],
         "responses": {
-          "501": {
-            "description": "Not in this build",
+          "202": {
+            "description": "Dropped",
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/Error"
+                  "$ref": "#/components/schemas/DropP2PReply"
                 }
               }
             }
@@ -1248,7 +1248,7 @@ enum OpenAPIDocument {
               },
               "available": {
                 "type": "boolean",
-                "description": "false until the WebRTC media link is built in"
+                "description": "true: this build has the WebRTC media link"
               }
             },
             "required": [
@@ -1431,6 +1431,19 @@ enum OpenAPIDocument {
         "required": [
           "dropped",
           "seconds"
+        ],
+        "additionalProperties": false
+      },
+      "DropP2PReply": {
+        "type": "object",
+        "properties": {
+          "dropped": {
+            "type": "integer",
+            "description": "How many P2P links were closed."
+          }
+        },
+        "required": [
+          "dropped"
         ],
         "additionalProperties": false
       },

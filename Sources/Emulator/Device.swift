@@ -32,6 +32,9 @@ public actor Device {
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
     private var links: [String: P2PLink] = [:]
+    private var closedMedia = MediaTotals()
+    private var mediaTotals = MediaTotals()
+    private var lastMediaSample: (ContinuousClock.Instant, Int)?
     private var linkPumps: [String: Task<Void, Never>] = [:]
 
     /// Creates the device; `start()` connects it.
@@ -137,9 +140,27 @@ public actor Device {
     }
 
     public var status: DeviceStatus {
-        DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
-                     answerPolicy: engine.answerPolicy, actingBusy: engine.isActingBusy,
-                     callsEnded: callsEnded, lastCall: lastCall)
+        sampleMedia()
+        return DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
+                            answerPolicy: engine.answerPolicy, actingBusy: engine.isActingBusy,
+                            callsEnded: callsEnded, lastCall: lastCall, media: mediaTotals)
+    }
+
+    /// Adds the open links' counters to the closed links' totals, and the send rate since last time.
+    private func sampleMedia() {
+        let open = links.values.map(\.stats)
+        let sent = closedMedia.framesSent + open.reduce(0) { $0 + $1.videoFramesSent }
+        let received = closedMedia.framesReceived + open.reduce(0) { $0 + $1.videoFramesReceived }
+        let now = ContinuousClock.now
+        var fps = mediaTotals.fps
+        if let (t, n) = lastMediaSample {
+            let dt = now - t
+            let seconds = Double(dt.components.seconds) + Double(dt.components.attoseconds) / 1e18
+            if seconds >= 0.2 { fps = open.isEmpty ? 0 : Double(max(0, sent - n)) / seconds; lastMediaSample = (now, sent) }
+        } else {
+            lastMediaSample = (now, sent)
+        }
+        mediaTotals = MediaTotals(framesSent: sent, framesReceived: received, fps: fps, openLinks: open.count)
     }
 
     // MARK: Operator actions (the doorbell button, the control API)
@@ -336,6 +357,9 @@ public actor Device {
     private func closeLink(_ sessionId: String, notifyPeer: Bool) {
         guard let link = links.removeValue(forKey: sessionId) else { return }
         linkPumps.removeValue(forKey: sessionId)?.cancel()
+        let final = link.stats
+        closedMedia.framesSent += final.videoFramesSent
+        closedMedia.framesReceived += final.videoFramesReceived
         link.close()
         if notifyPeer, connected {
             var reply = link.offerHeader.reply()
@@ -360,12 +384,15 @@ public actor Device {
 
     /// Fault injection: drops every P2P link as if the network failed (the engine then applies
     /// the 5 s rule of PROTOCOL.md 3.3).
-    public func dropMediaLinks() {
-        for sessionId in Array(links.keys) {
+    @discardableResult
+    public func dropMediaLinks() -> Int {
+        let sessions = Array(links.keys)
+        for sessionId in sessions {
             log.log(.warning, "fault: dropping the P2P link", device: devId, fields: [("session", sessionId)])
             closeLink(sessionId, notifyPeer: false)
             mediaLink(up: false, sessionId: sessionId)
         }
+        return sessions.count
     }
 
     func offerRefusal(_ offer: SignalOffer, header h: SignalHeader) -> String? {

@@ -30,4 +30,22 @@ public struct DeviceStatus: Sendable, Equatable {
     public var actingBusy: Bool
     public var callsEnded: Int
     public var lastCall: CallRecord?
+    /// Media over every P2P link so far (closed links included).
+    public var media: MediaTotals
+}
+
+/// Video frames sent and received over the device's P2P links, and the send rate now.
+public struct MediaTotals: Sendable, Equatable {
+    public var framesSent: Int
+    public var framesReceived: Int
+    /// Frames per second sent over the open links, measured since the last status read.
+    public var fps: Double
+    public var openLinks: Int
+
+    public init(framesSent: Int = 0, framesReceived: Int = 0, fps: Double = 0, openLinks: Int = 0) {
+        self.framesSent = framesSent
+        self.framesReceived = framesReceived
+        self.fps = fps
+        self.openLinks = openLinks
+    }
 }

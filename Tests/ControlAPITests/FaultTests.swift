@@ -1,6 +1,7 @@
 import AppSimulator
 import CallEngine
 import ControlAPI
+import DeviceProfile
 import Foundation
 import IPCWire
 import MQTTTransport
@@ -96,12 +97,28 @@ extension ControlAPI {
             }
         }
 
-        @Test("drop the P2P link answers 501 until WebRTC lands; unknown device 404")
+        @Test("drop the P2P link: the video stops and, 5 s later, the device stops the call with disconnected (-2532)",
+              .timeLimit(.minutes(1)))
         func dropP2P() async throws {
-            try await withControl { f in
+            try await withControl(edit: {
+                $0.behaviour.answerPolicy = .answer(afterSeconds: 0)
+                $0.capabilities.video?.main = DeviceProfile.StreamFormat(width: 320, height: 240, fps: 15)
+            }) { f in
+                let (app, events) = try await f.app("user-alice")
+                try await app.startCall(devId: f.devId, timeoutSeconds: 10)
+                #expect(await phaseOf(app, becomes: .answered))
+                let sid = try await app.openVideo()
+                let deadline = ContinuousClock.now + .seconds(15)
+                while ContinuousClock.now < deadline, (await app.videoStats(sessionId: sid)?.framesDecoded ?? 0) < 10 {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect((await app.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= 10)
                 let r = try await f.request("POST", f.base + "/faults/drop-p2p")
-                #expect(r.status == 501)
-                #expect(r.json?["error"]?.string?.contains("WebRTC") == true)
+                #expect(r.status == 202)
+                #expect(r.json?["dropped"]?.int == 1)
+                let ended = await events.first(within: .seconds(9)) { $0.ended }
+                #expect(ended?.reason == .disconnected || ended?.remoteReason == "disconnected", "\(String(describing: ended))")
+                #expect(ended?.sdkError == .disconnect)
                 #expect(try await f.request("POST", "/api/devices/x/faults/drop-p2p").status == 404)
             }
         }

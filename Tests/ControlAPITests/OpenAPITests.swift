@@ -150,7 +150,7 @@ extension ControlAPI {
                 try await call("PUT", b + "/faults", .object(["replyDelayMs": .string("x")]), expect: 400)
                 try await call("POST", b + "/faults/drop-connection", .object(["seconds": .int(0)]), expect: 202)
                 try await call("POST", b + "/faults/drop-connection", .object([:]), expect: 400)
-                try await call("POST", b + "/faults/drop-p2p", expect: 501)
+                try await call("POST", b + "/faults/drop-p2p", expect: 202)
                 try await call("GET", b + "/journal", expect: 200)
                 try await call("GET", b + "/journal", query: "?limit=x", expect: 400)
                 try await call("GET", "/api/events", query: "?device=nope", expect: 404)
