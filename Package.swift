@@ -142,7 +142,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "WebRTCLinkTests", dependencies: ["WebRTCLink"],
+            name: "WebRTCLinkTests", dependencies: ["WebRTCLink", "Camera"],
             exclude: ["aiortc_offerer.py"]
         ),
         .testTarget(

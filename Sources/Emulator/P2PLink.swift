@@ -33,14 +33,34 @@ final class P2PLink: Sendable {
         signals = stream
         self.continuation = continuation
 
-        let camera = CameraConfig(profile: profile, stream: offer.streamType)
-        let input: VideoInput = switch profile.camera {
-        case .clip: .h264AccessUnits
-        case .v4l2(let cam) where cam.format == .h264: .h264AccessUnits
-        default: .rawFrames
+        var camera = CameraConfig(profile: profile, stream: offer.streamType)
+        let offered = (offer.streamType == .sub ? profile.capabilities.video?.sub : profile.capabilities.video?.main)
+            ?? DeviceProfile.StreamFormat.defaultMain
+        let input: VideoInput
+        var sendFormat = VideoFormat(width: camera.width, height: camera.height, fps: Int(camera.fps.rounded()))
+        switch profile.camera {
+        case .testPattern:
+            input = .rawFrames
+        case .clip:
+            input = .h264AccessUnits
+        case .v4l2(let cam):
+            switch cam.format {
+            case .h264:
+                input = .h264AccessUnits
+            case .yuyv:
+                input = .capturedFrames(.yuyv, width: cam.width, height: cam.height)
+            case .mjpeg, .auto:
+                // `auto` asks the camera for MJPEG, what USB webcams deliver at full rate; a camera
+                // without it falls back to another format, whose frames are dropped (set `format`).
+                camera.preferredFormat = .mjpeg
+                input = .capturedFrames(.mjpeg, width: cam.width, height: cam.height)
+            }
+            if cam.format != .h264 {
+                // Decoded camera frames are scaled to the offered stream's size.
+                sendFormat = VideoFormat(width: offered.width, height: offered.height, fps: cam.fps)
+            }
         }
-        let media = SendMedia(video: VideoFormat(width: camera.width, height: camera.height, fps: Int(camera.fps.rounded())),
-                              videoInput: input)
+        let media = SendMedia(video: sendFormat, videoInput: input)
         let options = LinkOptions(iceServers: offer.iceServers.map {
             WebRTCLink.ICEServer(urls: $0.urls, username: $0.username ?? "", credential: $0.credential ?? "")
         })
@@ -70,8 +90,8 @@ final class P2PLink: Sendable {
                                             ptsNanos: Int64(frame.timestampNs))
             case .h264:
                 _ = answerer.pushH264AccessUnit(frame.bytes, ptsNanos: Int64(frame.timestampNs), isKeyFrame: frame.isKeyFrame)
-            default:
-                break  // MJPEG/YUYV cameras: frames are not converted for streaming yet.
+            case .mjpeg, .yuyv, .nv12:
+                _ = answerer.pushCapturedFrame(frame.bytes, ptsNanos: Int64(frame.timestampNs))
             }
         }
     }

@@ -43,6 +43,34 @@ public enum VideoInput: Sendable, Hashable {
     /// H.264 Annex B access units the caller pushes with `pushH264AccessUnit`, sent as they are
     /// (no re-encode). They must already be constrained baseline without B-frames.
     case h264AccessUnits
+    /// Frames as a camera captured them (`pushCapturedFrame`): decoded (MJPEG) or converted
+    /// (YUYV, NV12), scaled to the stream's size, then encoded.
+    case capturedFrames(CapturedFormat, width: Int, height: Int)
+}
+
+/// What a camera delivers when it is not I420 or H.264.
+public enum CapturedFormat: String, Sendable, Hashable {
+    case mjpeg
+    case yuyv
+    case nv12
+
+    /// The appsrc caps for frames of this format at the capture size and rate.
+    func caps(width: Int, height: Int, fps: Int) -> String {
+        switch self {
+        case .mjpeg: "image/jpeg,framerate=\(fps)/1"
+        case .yuyv: "video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(fps)/1"
+        case .nv12: "video/x-raw,format=NV12,width=\(width),height=\(height),framerate=\(fps)/1"
+        }
+    }
+
+    /// The bytes one frame must have (nil: variable, as for JPEG).
+    func frameSize(width: Int, height: Int) -> Int? {
+        switch self {
+        case .mjpeg: nil
+        case .yuyv: width * height * 2
+        case .nv12: width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+        }
+    }
 }
 
 /// Which H.264 encoder encodes `testPattern` and `rawFrames`.

@@ -56,6 +56,12 @@ enum PipelineDescriptions {
             source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4"
                 + " leaky-type=upstream caps=\"\(rawCaps(video))\" ! queue max-size-buffers=2"
                 + " ! \(encode)"
+        case .capturedFrames(let format, let width, let height):
+            let decode = format == .mjpeg ? "jpegdec ! " : ""
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4"
+                + " leaky-type=upstream caps=\"\(format.caps(width: width, height: height, fps: video.fps))\""
+                + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
+                + " ! \(encode)"
         case .h264AccessUnits:
             source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=8"
                 + " caps=\"video/x-h264,stream-format=byte-stream,alignment=au,width=\(video.width),"

@@ -142,6 +142,15 @@ public final class WebRTCAnswerer: Sendable {
         bytes.withUnsafeBytes { pushVideoFrame($0, width: width, height: height, ptsNanos: ptsNanos) }
     }
 
+    /// Pushes one frame as the camera captured it (`videoInput == .capturedFrames`): a JPEG, or a
+    /// YUYV / NV12 frame of exactly the capture size. Returns false for a frame that does not fit.
+    @discardableResult
+    public func pushCapturedFrame(_ bytes: [UInt8], ptsNanos: Int64) -> Bool {
+        guard case .capturedFrames(let format, let width, let height) = media.videoInput, !bytes.isEmpty else { return false }
+        if let size = format.frameSize(width: width, height: height), bytes.count != size { return false }
+        return bytes.withUnsafeBytes { core.pushVideoBuffer($0, ptsNanos: ptsNanos, keyFrame: true) }
+    }
+
     /// Pushes one H.264 access unit, Annex B byte stream (`videoInput == .h264AccessUnits`).
     @discardableResult
     public func pushH264AccessUnit(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64, isKeyFrame: Bool) -> Bool {
