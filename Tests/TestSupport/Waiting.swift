@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -69,7 +70,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public func file(_ name: String) -> String { path + "/" + name }
 
     deinit {
-        removeTreeAt(path)
+        try? FileManager.default.removeItem(atPath: path)
     }
 }
 
@@ -77,28 +78,6 @@ public struct TemporaryDirectoryError: Error, CustomStringConvertible {
     public let path: String
     public let code: Int32
     public var description: String { "cannot create a temporary directory in \(path): errno \(code)" }
-}
-
-private func removeTreeAt(_ path: String) {
-    guard let directory = opendir(path) else {
-        unlink(path)
-        return
-    }
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
-        if name == "." || name == ".." { continue }
-        let full = path + "/" + name
-        var info = stat()
-        if lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            removeTreeAt(full)
-        } else {
-            unlink(full)
-        }
-    }
-    closedir(directory)
-    rmdir(path)
 }
 
 /// The number of threads in this process (entries in /proc/self/task).
