@@ -179,6 +179,7 @@ extension ControlAPI {
                 if let shot = ProcessInfo.processInfo.environment["IPCEMU_CONSOLE_SCREENSHOT"] { args += ["--screenshot", shot] }
                 let run = try await runProgram(try #require(onPath("python3")), args)
                 #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+                print("console-check.py: \(run.stdout)", terminator: "")
                 let seen = try JSONValue.parse(Array(run.stdout.utf8))
                 #expect(seen["rang"]?.bool == true)
                 #expect(seen["answered"]?.bool == true)
