@@ -138,7 +138,7 @@ let package = Package(
             name: "ControlAPITests",
             dependencies: [
                 "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
-                "TestSupport",
+                "TestSupport", "WebRTCLink",
             ]
         ),
         .testTarget(

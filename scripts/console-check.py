@@ -2,10 +2,13 @@
 """Drives the ipcemu web console in headless Chromium over the DevTools protocol (stdlib only).
 
 Opens the console, presses the doorbell of the first device, waits for the phone panel to ring,
-optionally takes a screenshot, clicks Accept and waits for the call to be answered. Prints one
-JSON line with what it saw; exits 0 only if the phone rang and the call was answered.
+clicks Accept and waits for the call to be answered; with --video, waits for the device's live
+video to play in the phone panel (WebRTC in the browser: its decoded frame count rises over 2 s),
+optionally takes a screenshot then, and clicks Hang up. Without --video the screenshot is taken
+while the phone rings. Prints one JSON line with what it saw; exits 0 only if everything asked
+for was seen.
 
-usage: console-check.py CONSOLE_URL [--screenshot FILE] [--chromium PATH] [--timeout SECONDS]
+usage: console-check.py CONSOLE_URL [--video] [--screenshot FILE] [--chromium PATH] [--timeout SECONDS]
 """
 import argparse, base64, json, os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request
 
@@ -107,11 +110,13 @@ def main():
     ap.add_argument("--screenshot")
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
     ap.add_argument("--timeout", type=float, default=20)
+    ap.add_argument("--video", action="store_true", help="expect live video after Accept, then hang up")
     args = ap.parse_args()
     profile = tempfile.mkdtemp(prefix="ipcemu-chromium-")
     browser = subprocess.Popen(
         [args.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-         "--remote-debugging-port=0", f"--user-data-dir={profile}", "--window-size=1200,820", args.url],
+         "--remote-debugging-port=0",
+         "--autoplay-policy=no-user-gesture-required", f"--user-data-dir={profile}", "--window-size=1200,820", args.url],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seen = {"rang": False, "answered": False}
     try:
@@ -133,7 +138,7 @@ def main():
                       "!document.getElementById('phone-accept').hidden", args.timeout, "the phone panel to ring")
         seen["rang"] = True
         seen["ringText"] = page.eval("document.getElementById('phone-state').textContent")
-        if args.screenshot:
+        if args.screenshot and not args.video:
             time.sleep(0.3)
             shot = page.call("Page.captureScreenshot", format="png")
             with open(args.screenshot, "wb") as f:
@@ -141,6 +146,35 @@ def main():
         page.eval("document.getElementById('phone-accept').click(); true")
         page.wait_for("document.getElementById('phone-state').dataset.phase === 'answered'", args.timeout, "the call to be answered")
         seen["answered"] = True
+        if args.video:
+            frames = ("(() => { const v = document.getElementById('phone-video');"
+                      " if (!v || v.hidden) return 0;"
+                      " return v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality().totalVideoFrames : (v.webkitDecodedFrameCount || 0); })()")
+            try:
+                page.wait_for(frames + " > 0", args.timeout, "the first decoded video frame")
+            finally:
+                seen["link"] = page.eval("document.getElementById('phone-video').dataset.link || null")
+                seen["note"] = page.eval("document.getElementById('phone-video-note').textContent")
+                seen["placeholder"] = page.eval("(() => { const p = document.getElementById('phone-video-placeholder'); return p.hidden ? null : p.textContent; })()")
+            first = page.eval(frames)
+            time.sleep(2)
+            later = page.eval(frames)
+            seen["framesFirst"], seen["framesAfter2s"] = first, later
+            seen["videoSize"] = page.eval("(() => { const v = document.getElementById('phone-video'); return [v.videoWidth, v.videoHeight]; })()")
+            seen["videoPlaying"] = later > first
+            page.wait_for("(() => { const n = document.getElementById('phone-video-note').textContent; return n.includes('connected') && n.includes('device: up'); })()",
+                          5, "the phone panel to show the P2P link up")
+            seen["note"] = page.eval("document.getElementById('phone-video-note').textContent")
+            if args.screenshot:
+                shot = page.call("Page.captureScreenshot", format="png")
+                with open(args.screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+            if not seen["videoPlaying"]:
+                raise RuntimeError("the video's decoded frame count did not rise")
+            page.eval("document.getElementById('phone-hangup').click(); true")
+            page.wait_for("document.getElementById('phone-state').dataset.phase === 'idle' && document.getElementById('phone-video').hidden",
+                          args.timeout, "the call to end and the video to stop")
+            seen["hungUp"] = True
         print(json.dumps(seen))
         return 0
     except Exception as e:  # report what was seen so far

@@ -1,9 +1,9 @@
 /// The web console served at `/`: one self-contained page (no CDN, no build step). Devices with
 /// live state (server-sent events), their buttons, and a phone panel that plays an app user.
 ///
-/// Live video hook: the phone panel holds a `<video id="phone-video">` and `startVideo(session)`;
-/// once WebRTC lands, that function opens a WebSocket signalling relay (`/api/phone/signal`) and an
-/// `RTCPeerConnection`, and shows the device's stream there.
+/// Live video: once the phone panel's call is answered, `startVideo(session)` makes a receive-only
+/// `RTCPeerConnection` offer, posts it to `/api/phone/video` (relayed to the device as the console
+/// user over MQTT) and plays the device's stream in `<video id="phone-video">`.
 enum ConsolePage {
     static let html = #"""
 <!doctype html>
@@ -65,7 +65,7 @@ enum ConsolePage {
         <button class="reject" id="phone-reject" hidden>Reject</button>
         <button id="phone-hangup" hidden>Hang up</button>
       </div>
-      <!-- Live video hook: filled by startVideo() once WebRTC lands. -->
+      <!-- Live video: startVideo() attaches the device's WebRTC stream once the call is answered. -->
       <video id="phone-video" autoplay playsinline muted hidden></video>
       <div class="video-placeholder" id="phone-video-placeholder" hidden>live video arrives with WebRTC</div>
       <div class="sub" id="phone-video-note"></div>
@@ -168,22 +168,70 @@ function renderPhone() {
   show("phone-accept", p.phase === "ringingIncoming");
   show("phone-reject", p.phase === "ringingIncoming");
   show("phone-hangup", p.phase === "answered");
-  if (p.phase === "answered") startVideo(p.session.sessionId); else stopVideo();
+  if (p.phase === "answered") startVideo(p.session.sessionId); else stopVideo(false);
 }
 
-// Live video hook: WebRTC is not in this build. Once it is, open a WebSocket to
-// /api/phone/signal, relay the offer/answer/candidates for `session`, and attach the stream
-// to #phone-video.
-function startVideo(session) {
-  document.getElementById("phone-video-placeholder").hidden = false;
-  document.getElementById("phone-video-note").textContent = p2pNote(session);
+// Live video: once the phone's call is answered, the browser offers (receive-only video and
+// audio, one bundled transport), waits for its ICE candidates so the offer carries them, and
+// POSTs it to /api/phone/video; the server relays it to the device as this user (302 over MQTT)
+// and returns the device's answer with its candidates merged in.
+const video = { session: null, pc: null };
+function videoNote(text) { document.getElementById("phone-video-note").textContent = text; }
+function linkText() {
+  const pc = video.pc;
+  const server = state.phone && state.phone.video;
+  return "P2P link: " + (pc ? pc.connectionState : "none") + (server ? " (device: " + server + ")" : "");
 }
-function stopVideo() {
-  const v = document.getElementById("phone-video"); v.hidden = true; v.srcObject = null;
+async function startVideo(session) {
+  if (video.session === session) { if (video.pc) videoNote(linkText()); return; }
+  stopVideo(false);
+  video.session = session;
+  const v = document.getElementById("phone-video");
+  const placeholder = document.getElementById("phone-video-placeholder");
+  placeholder.textContent = "connecting video…"; placeholder.hidden = false;
+  if (typeof RTCPeerConnection === "undefined") { placeholder.textContent = "this browser has no WebRTC"; return; }
+  const pc = new RTCPeerConnection({ bundlePolicy: "max-bundle", rtcpMuxPolicy: "require", iceServers: [] });
+  video.pc = pc;
+  pc.addTransceiver("video", { direction: "recvonly" });
+  pc.addTransceiver("audio", { direction: "recvonly" });
+  const stream = new MediaStream();
+  pc.ontrack = (e) => {
+    stream.addTrack(e.track);
+    if (v.srcObject !== stream) v.srcObject = stream;
+    v.hidden = false; placeholder.hidden = true;
+    v.play().catch(() => {});
+  };
+  pc.onconnectionstatechange = () => {
+    document.getElementById("phone-video").dataset.link = pc.connectionState;
+    videoNote(linkText());
+    if (pc.connectionState === "connected" || pc.connectionState === "failed") refresh();
+  };
+  try {
+    await pc.setLocalDescription(await pc.createOffer());
+    await new Promise((resolve) => {
+      if (pc.iceGatheringState === "complete") return resolve();
+      const timer = setTimeout(resolve, 2000);
+      pc.addEventListener("icegatheringstatechange", () => { if (pc.iceGatheringState === "complete") { clearTimeout(timer); resolve(); } });
+    });
+    if (video.pc !== pc) return;
+    videoNote("P2P link: offering…");
+    const reply = await api("POST", "/api/phone/video", { sdp: pc.localDescription.sdp });
+    if (video.pc !== pc) return;
+    await pc.setRemoteDescription({ type: "answer", sdp: reply.sdp });
+    videoNote(linkText());
+  } catch (e) {
+    if (video.pc === pc) { placeholder.textContent = "no video: " + e.message; videoNote(""); }
+  }
+}
+function stopVideo(tellServer) {
+  const had = video.pc;
+  if (video.pc) { video.pc.close(); video.pc = null; }
+  video.session = null;
+  const v = document.getElementById("phone-video"); v.hidden = true; v.srcObject = null; delete v.dataset.link;
   document.getElementById("phone-video-placeholder").hidden = true;
-  document.getElementById("phone-video-note").textContent = "";
+  videoNote("");
+  if (had && tellServer) api("POST", "/api/phone/video/close").catch(() => {});
 }
-function p2pNote(session) { return "Live video: not available in this build (session " + session + ")"; }
 
 async function phoneAction(what) {
   const err = document.getElementById("phone-error"); err.textContent = "";

@@ -11,8 +11,10 @@ import MQTTTransport
 /// the page's Accept answers the call. Its events go to the same server-sent-event stream with
 /// `"type":"phone"`.
 ///
-/// Live video hook: once WebRTC lands, the answered session's offer/answer/candidates are relayed
-/// between the page and the device through a WebSocket (`/api/phone/signal`, not served yet).
+/// Live video: the page's browser makes a WebRTC offer (ICE gathered, candidates in the SDP) and
+/// hands it to `openVideo(offerSDP:)`, which sends it to the device as this user's 302 offer for the
+/// answered session, collects the device's answer and candidates, and returns the answer with the
+/// candidates merged in (`SDPCandidates.merge`). No WebSocket: one request, one answer.
 public actor ConsolePhone {
     public nonisolated let userId: String
     private let app: AppUser
@@ -20,6 +22,10 @@ public actor ConsolePhone {
     private var pump: Task<Void, Never>?
     private var lastEnded: CallRecord?
     private var ringingFrom: String?
+    private var devices: [String: Device] = [:]
+    private var addresses: [String: DeviceAddress] = [:]
+    /// The browser's video link of the answered call, if one was opened.
+    private var video: (sessionId: String, devId: String, state: String)?
 
     /// - Parameter connection: the broker the devices use (the client id is made from the user id).
     public init(userId: String, connection: MQTTClientOptions, hub: EventHub, log: EventLog = EventLog(minimumLevel: .warning)) throws {
@@ -36,9 +42,12 @@ public actor ConsolePhone {
         for device in devices {
             let p = device.profile
             let t = p.resolvedTopics
-            try await app.add(DeviceAddress(devId: device.devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta,
-                                            security: p.security, localKey: p.identity.localKey,
-                                            p2pPassword: p.identity.p2pPassword))
+            let address = DeviceAddress(devId: device.devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta,
+                                        security: p.security, localKey: p.identity.localKey,
+                                        p2pPassword: p.identity.p2pPassword)
+            try await app.add(address)
+            addresses[device.devId] = address
+            self.devices[device.devId] = device
         }
         pump = Task { [weak self] in
             for await event in events { await self?.observe(event) }
@@ -56,6 +65,9 @@ public actor ConsolePhone {
         case .callEnded(let r):
             lastEnded = r
             ringingFrom = nil
+            if video?.sessionId == r.sessionId { video = nil }
+        case .signal(let m, _):
+            if case .disconnect = m.body, video?.sessionId == m.header.sessionId { video?.state = "closed" }
         default: break
         }
         var o: [String: JSONValue] = ["type": .string("phone"), "user": .string(userId), "t": .int(WallClock.nowMs())]
@@ -91,11 +103,154 @@ public actor ConsolePhone {
             "session": session.map(JSONViews.session) ?? .null,
             "ringingFrom": phase == .ringingIncoming ? (ringingFrom.map(JSONValue.string) ?? .null) : .null,
             "lastCall": lastEnded.map(JSONViews.record) ?? .null,
-            "video": .string("unavailable"),
+            "video": .string(await videoState(session: session)),
         ])
+    }
+
+    /// `none` (no browser link for the answered call), `negotiating`, `connecting` (answer returned,
+    /// the device's link not up yet), `up`, `lost`, `closed`. Up/lost are the device's view of the
+    /// link when the device runs in this process; the app engine is told the same.
+    private func videoState(session: CallSessionSnapshot?) async -> String {
+        guard let video, let session, session.sessionId == video.sessionId, session.phase == .answered else { return "none" }
+        guard video.state == "answered" else { return video.state }
+        guard let device = devices[video.devId], let link = await device.status.session?.mediaLink,
+              await device.status.session?.sessionId == video.sessionId else { return "connecting" }
+        switch link {
+        case .up:
+            if session.mediaLink != .up { await app.mediaLink(up: true, sessionId: video.sessionId) }
+            return "up"
+        case .lost:
+            if case .up? = session.mediaLink { await app.mediaLink(up: false, sessionId: video.sessionId) }
+            return "lost"
+        case .awaitingConnect: return "connecting"
+        }
+    }
+
+    /// Sends the browser's offer to the device that this user answered (302 offer, this user's
+    /// `from`, the answered session, `auth` from the device's secrets) and returns the device's
+    /// answer with every candidate it sent within `gather` after the answer (or until its
+    /// end-of-candidates) merged in. Throws 409 (no answered call), 502 (the device refused:
+    /// `disconnect`), 504 (no answer within `timeout`).
+    public func openVideo(offerSDP: String, timeout: Duration = .seconds(8), gather: Duration = .milliseconds(1500)) async throws(ControlError) -> String {
+        guard await app.phase == .answered, let session = await app.session else {
+            throw ControlError(status: 409, "the console phone has no answered call to show video for")
+        }
+        guard let devId = session.answeredBy == userId ? session.peers.first : nil, let address = addresses[devId] else {
+            throw ControlError(status: 409, "the console phone's call has no device it can reach")
+        }
+        let sid = session.sessionId
+        let events = await app.events()
+        let collector = SignalCollector()
+        let pump = Task {
+            for await event in events {
+                guard case .signal(let m, let from) = event, from == devId, m.header.sessionId == sid else { continue }
+                collector.add(m.body)
+            }
+        }
+        defer { pump.cancel() }
+        let auth = P2PAuth.compute(p2pPassword: address.p2pPassword, localKey: address.localKey, devId: devId)
+        let offer = SignalMessage(header: SignalHeader(from: userId, to: devId, sessionId: sid),
+                                  body: .offer(SignalOffer(sdp: offerSDP, streamType: .main, auth: auth)))
+        video = (sid, devId, "negotiating")
+        do {
+            try await app.send(offer.envelope(t: WallClock.nowSeconds()), to: devId)
+        } catch {
+            video = nil
+            throw ControlError(status: 502, "cannot send the offer to \(devId): \(error)")
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var answeredAt: ContinuousClock.Instant?
+        while true {
+            let seen = collector.snapshot
+            if let reason = seen.disconnect {
+                video?.state = "refused"
+                throw ControlError(status: 502, "the device refused the offer (disconnect, close_reason \(reason))")
+            }
+            if seen.answer != nil, answeredAt == nil { answeredAt = clock.now }
+            if let answer = seen.answer, let at = answeredAt, seen.ended || clock.now >= at + gather {
+                video?.state = "answered"
+                return SDPCandidates.merge(answer, candidates: seen.candidates)
+            }
+            if answeredAt == nil, clock.now >= deadline {
+                video = nil
+                throw ControlError(status: 504, "no answer from \(devId) within \(timeout)")
+            }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+    }
+
+    /// Closes the browser's link: tells the device (302 `disconnect`, close_reason 0). Nothing to
+    /// close is not an error.
+    public func closeVideo() async {
+        guard let v = video else { return }
+        video = nil
+        let message = SignalMessage(header: SignalHeader(from: userId, to: v.devId, sessionId: v.sessionId),
+                                    body: .disconnect(SignalDisconnect(closeReason: 0)))
+        try? await app.send(message.envelope(t: WallClock.nowSeconds()), to: v.devId)
+        await app.mediaLink(up: false, sessionId: v.sessionId)
     }
 
     public func answer() async throws(CallActionError) { try await app.answer() }
     public func reject() async throws(CallActionError) { try await app.reject() }
     public func hangUp() async throws(CallActionError) { try await app.hangUp() }
+}
+
+/// The device's 302 answer and candidates for one session, as they arrive.
+final class SignalCollector: @unchecked Sendable {
+    struct Seen {
+        var answer: String?
+        var candidates: [(line: String, mLineIndex: Int)] = []
+        var ended = false
+        var disconnect: Int64?
+    }
+    private let lock = NSLock()
+    private var seen = Seen()
+
+    func add(_ body: SignalBody) {
+        lock.withLock {
+            switch body {
+            case .answer(let a): seen.answer = a.sdp
+            case .candidate(let c):
+                if c.isEndOfCandidates { seen.ended = true } else { seen.candidates.append((c.wireLine, c.effectiveMLineIndex)) }
+            case .disconnect(let d): seen.disconnect = d.closeReason
+            case .offer: break
+            }
+        }
+    }
+
+    var snapshot: Seen { lock.withLock { seen } }
+}
+
+/// Puts trickled ICE candidates into an SDP (for a browser that gets the answer in one piece).
+public enum SDPCandidates {
+    /// `sdp` with each candidate added as an `a=candidate:` line at the end of the m-section its
+    /// `mLineIndex` names (an index past the last section goes to the first: with BUNDLE one
+    /// transport serves every section). Lines the SDP already has are not repeated; `a=` prefix and
+    /// line ending are optional in the input; output lines end in CRLF.
+    public static func merge(_ sdp: String, candidates: [(line: String, mLineIndex: Int)]) -> String {
+        var lines = sdp.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+        while lines.last == "" { lines.removeLast() }
+        let mStarts = lines.indices.filter { lines[$0].hasPrefix("m=") }
+        guard !mStarts.isEmpty else { return lines.map { $0 + "\r\n" }.joined() }
+        var additions: [Int: [String]] = [:]
+        let existing = Set(lines)
+        for c in candidates {
+            var line = c.line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !line.isEmpty else { continue }
+            if !line.hasPrefix("a=") { line = "a=" + line }
+            guard line.hasPrefix("a=candidate:"), !existing.contains(line) else { continue }
+            let section = mStarts.indices.contains(c.mLineIndex) ? c.mLineIndex : 0
+            if additions[section]?.contains(line) != true { additions[section, default: []].append(line) }
+        }
+        var out: [String] = []
+        for (i, line) in lines.enumerated() {
+            // The end of section k is just before m-line k+1 (or the end of the SDP).
+            if let k = mStarts.firstIndex(of: i), k > 0 { out += additions[k - 1] ?? [] }
+            out.append(line)
+        }
+        out += additions[mStarts.count - 1] ?? []
+        return out.map { $0 + "\r\n" }.joined()
+    }
 }

@@ -156,6 +156,21 @@ struct ControlRoutes: Sendable {
         add(.post, "/api/phone/answer", { r, _, _ in try await r.phoneAct { p throws(CallActionError) in try await p.answer() } })
         add(.post, "/api/phone/reject", { r, _, _ in try await r.phoneAct { p throws(CallActionError) in try await p.reject() } })
         add(.post, "/api/phone/hangup", { r, _, _ in try await r.phoneAct { p throws(CallActionError) in try await p.hangUp() } })
+        add(.post, "/api/phone/video", { r, req, _ in
+            let phone = try r.consolePhone()
+            let body = try await RequestBody(bytes(req))
+            try body.only(["sdp"])
+            guard let sdp = try body.string("sdp"), sdp.hasPrefix("v=0"), sdp.contains("m=video") else {
+                throw ControlError.badRequest("sdp is required: the browser's WebRTC offer (v=0..., with a video section)", field: "sdp")
+            }
+            let answer = try await phone.openVideo(offerSDP: sdp)
+            return json(.object(["sdp": .string(answer), "phone": await phone.state()]))
+        })
+        add(.post, "/api/phone/video/close", { r, _, _ in
+            let phone = try r.consolePhone()
+            await phone.closeVideo()
+            return json(await phone.state())
+        })
     }
 
     func register(on router: Router<BasicRequestContext>) {
@@ -223,7 +238,7 @@ struct ControlRoutes: Sendable {
 
     static func bytes(_ request: Request) async throws -> [UInt8] {
         var request = request
-        let buffer = try await request.collectBody(upTo: 1 << 16)
+        let buffer = try await request.collectBody(upTo: 1 << 18)
         return Array(buffer.readableBytesView)
     }
 

@@ -940,6 +940,116 @@ enum OpenAPIDocument {
           }
         }
       }
+    },
+    "/api/phone/video": {
+      "post": {
+        "summary": "Live video of the console phone's answered call: relays the browser's offer to the device as the console user (302 offer over MQTT, auth from the device's secrets) and returns the device's answer with its candidates (collected until end-of-candidates or 1.5 s)",
+        "tags": [
+          "console"
+        ],
+        "responses": {
+          "200": {
+            "description": "The device's answer",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VideoAnswer"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No console phone",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Makes no sense in the current state (the engine's error)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "502": {
+            "description": "The device refused the offer (disconnect) or could not be reached",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "504": {
+            "description": "No answer from the device in time",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/VideoOffer"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/phone/video/close": {
+      "post": {
+        "summary": "Close the console phone's video link (302 disconnect to the device); nothing to close is not an error",
+        "tags": [
+          "console"
+        ],
+        "responses": {
+          "200": {
+            "description": "Closed",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PhoneState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No console phone",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1588,9 +1698,15 @@ enum OpenAPIDocument {
           "video": {
             "type": "string",
             "enum": [
-              "unavailable"
+              "none",
+              "negotiating",
+              "connecting",
+              "up",
+              "lost",
+              "closed",
+              "refused"
             ],
-            "description": "The live video hook: 'unavailable' until WebRTC lands"
+            "description": "The browser's live video link of the answered call: none, negotiating (offer sent), connecting (answer returned), up/lost (the device's view of the P2P link), closed (by either side), refused (the device sent disconnect)"
           }
         },
         "required": [
@@ -1600,6 +1716,36 @@ enum OpenAPIDocument {
           "session",
           "userId",
           "video"
+        ],
+        "additionalProperties": false
+      },
+      "VideoOffer": {
+        "type": "object",
+        "properties": {
+          "sdp": {
+            "type": "string",
+            "description": "The browser's WebRTC offer (receive-only video and audio, bundle, ICE gathering complete so its candidates are in it)"
+          }
+        },
+        "required": [
+          "sdp"
+        ],
+        "additionalProperties": false
+      },
+      "VideoAnswer": {
+        "type": "object",
+        "properties": {
+          "sdp": {
+            "type": "string",
+            "description": "The device's answer, with the candidates it sent merged in as a=candidate lines"
+          },
+          "phone": {
+            "$ref": "#/components/schemas/PhoneState"
+          }
+        },
+        "required": [
+          "phone",
+          "sdp"
         ],
         "additionalProperties": false
       }

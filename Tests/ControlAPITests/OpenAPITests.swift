@@ -122,6 +122,8 @@ extension ControlAPI {
                 try await call("POST", b + "/press", expect: 409)
                 try await call("POST", b + "/cancel", expect: 200)
                 try await call("POST", "/api/phone/answer", expect: 409)
+                try await call("POST", "/api/phone/video", .object(["sdp": .string("v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n")]), expect: 409)
+                try await call("POST", "/api/phone/video/close", expect: 200)
                 try await call("POST", b + "/press", .object(["targets": .array([.string("user-alice")]), "timeout": .int(20)]), expect: 200)
                 let phone = try #require(f.phone)
                 #expect(await phoneRings(phone))
@@ -129,6 +131,8 @@ extension ControlAPI {
                 try await call("POST", "/api/phone/answer", expect: 200)
                 #expect(await f.waitForPhase(.answered))
                 try await call("GET", b, expect: 200)   // a state with a session
+                try await call("POST", "/api/phone/video", .object([:]), expect: 400)
+                try await call("POST", "/api/phone/video", .object(["sdp": .int(1)]), expect: 400)
                 try await call("POST", "/api/phone/hangup", expect: 200)
                 #expect(await f.waitForPhase(.idle))
                 try await call("GET", "/api/phone", expect: 200)   // with lastCall

@@ -170,20 +170,29 @@ extension ControlAPI {
             }
         }
 
-        @Test("headless Chromium: press in the console, the phone panel rings, Accept answers",
+        @Test("headless Chromium: press in the console, the phone panel rings, Accept answers, the device's live video plays over WebRTC, Hang up",
               .enabled(if: onPath("chromium") != nil && onPath("python3") != nil))
         func consoleInChromium() async throws {
             try await withControl(edit: { $0.behaviour.answerPolicy = .manual }, phone: true) { f in
                 let script = packageRootPath + "/scripts/console-check.py"
-                var args = [script, f.server.url + "/"]
+                var args = [script, f.server.url + "/", "--video"]
                 if let shot = ProcessInfo.processInfo.environment["IPCEMU_CONSOLE_SCREENSHOT"] { args += ["--screenshot", shot] }
                 let run = try await runProgram(try #require(onPath("python3")), args)
                 #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+                print("console-check.py: \(run.stdout)", terminator: "")
                 let seen = try JSONValue.parse(Array(run.stdout.utf8))
                 #expect(seen["rang"]?.bool == true)
                 #expect(seen["answered"]?.bool == true)
-                #expect(await f.waitForPhase(.answered))
-                #expect(await f.device.status.session?.answeredBy == "user-alice")
+                #expect(seen["videoPlaying"]?.bool == true)
+                let first = seen["framesFirst"]?.int ?? 0, later = seen["framesAfter2s"]?.int ?? 0
+                #expect(later >= first + 20, "frames decoded in 2 s: \(later - first)")
+                #expect(seen["hungUp"]?.bool == true)
+                #expect(await f.waitForPhase(.idle))
+                let last = await f.device.status.lastCall
+                #expect(last?.answeredBy == "user-alice")
+                #expect(last?.outcome == .hungUp)
+                #expect(await f.device.mediaLinks.isEmpty, "the device closed the link")
+                #expect(await f.phone?.state()["video"]?.string == "none")
             }
         }
     }
