@@ -5,5 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build -c release --product ipcemu 2>&1 | grep -E "error|warning: .*Sources/" || true
+echo "run-doorbell: building ipcemu (release; the first build takes a few minutes)"
+log=$(mktemp -t ipcemu-build.XXXXXX)
+if ! swift build -c release --product ipcemu > "$log" 2>&1; then
+  tail -40 "$log" >&2
+  echo "run-doorbell: the build failed (full log: $log)" >&2
+  exit 1
+fi
+rm -f "$log"
 exec .build/release/ipcemu run --profile device-profiles/doorbell.yaml "$@"
