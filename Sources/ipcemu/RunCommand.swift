@@ -79,16 +79,18 @@ struct RunCommand: AsyncParsableCommand {
 
     private func printHowToCall(profile: DeviceProfile, brokerURL: String, connected: Bool) {
         let id = profile.identity
+        // The binary as it was started (`.build/release/ipcemu`, or `ipcemu` from PATH): copy-pasteable.
+        let ipcemu = CommandLine.arguments.first.flatMap { $0.isEmpty ? nil : $0 } ?? "ipcemu"
         let state = connected ? "is online" : "is waiting for the broker (retrying)"
         var lines = [
             "",
             "  \(id.name) (\(id.devId), category \(id.category)) \(state) at \(brokerURL)",
             "",
-            "  Probe it:  ipcemu app probe \(id.devId) --broker \(brokerURL) --profile \(self.profile)",
-            "  Call it:   ipcemu app call \(id.devId) --broker \(brokerURL) --profile \(self.profile) --hangup-after 5",
+            "  Probe it:  \(ipcemu) app probe \(id.devId) --broker \(brokerURL) --profile \(self.profile)",
+            "  Call it:   \(ipcemu) app call \(id.devId) --broker \(brokerURL) --profile \(self.profile) --hangup-after 5",
         ]
         if let first = profile.behaviour.household.first {
-            lines.append("  Be called: ipcemu app listen --user \(first) --broker \(brokerURL) --profile \(self.profile)")
+            lines.append("  Be called: \(ipcemu) app listen --user \(first) --broker \(brokerURL) --profile \(self.profile)")
         }
         lines.append("")
         say(lines.joined(separator: "\n"))
