@@ -33,8 +33,6 @@ public actor Device {
     private var delayedPublishes: Task<Void, Never>?
     private var links: [String: P2PLink] = [:]
     private var closedMedia = MediaTotals()
-    private var mediaTotals = MediaTotals()
-    private var lastMediaSample: (ContinuousClock.Instant, Int)?
     private var linkPumps: [String: Task<Void, Never>] = [:]
 
     /// Creates the device; `start()` connects it.
@@ -140,27 +138,26 @@ public actor Device {
     }
 
     public var status: DeviceStatus {
-        sampleMedia()
-        return DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
-                            answerPolicy: engine.answerPolicy, actingBusy: engine.isActingBusy,
-                            callsEnded: callsEnded, lastCall: lastCall, media: mediaTotals)
+        DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
+                     answerPolicy: engine.answerPolicy, actingBusy: engine.isActingBusy,
+                     callsEnded: callsEnded, lastCall: lastCall, media: media)
     }
 
-    /// Adds the open links' counters to the closed links' totals, and the send rate since last time.
-    private func sampleMedia() {
-        let open = links.values.map(\.stats)
-        let sent = closedMedia.framesSent + open.reduce(0) { $0 + $1.videoFramesSent }
-        let received = closedMedia.framesReceived + open.reduce(0) { $0 + $1.videoFramesReceived }
+    /// The closed links' totals plus the open links' counters; fps is each open link's frames sent
+    /// over its age, summed (derived on every read: no reader disturbs another).
+    private var media: MediaTotals {
+        var totals = closedMedia
         let now = ContinuousClock.now
-        var fps = mediaTotals.fps
-        if let (t, n) = lastMediaSample {
-            let dt = now - t
-            let seconds = Double(dt.components.seconds) + Double(dt.components.attoseconds) / 1e18
-            if seconds >= 0.2 { fps = open.isEmpty ? 0 : Double(max(0, sent - n)) / seconds; lastMediaSample = (now, sent) }
-        } else {
-            lastMediaSample = (now, sent)
+        for link in links.values {
+            let stats = link.stats
+            totals.framesSent += stats.videoFramesSent
+            totals.framesReceived += stats.videoFramesReceived
+            let age = now - link.openedAt
+            let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+            if seconds > 0 { totals.fps += Double(stats.videoFramesSent) / seconds }
         }
-        mediaTotals = MediaTotals(framesSent: sent, framesReceived: received, fps: fps, openLinks: open.count)
+        totals.openLinks = links.count
+        return totals
     }
 
     // MARK: Operator actions (the doorbell button, the control API)

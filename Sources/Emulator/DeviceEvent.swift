@@ -38,7 +38,7 @@ public struct DeviceStatus: Sendable, Equatable {
 public struct MediaTotals: Sendable, Equatable {
     public var framesSent: Int
     public var framesReceived: Int
-    /// Frames per second sent over the open links, measured since the last status read.
+    /// Frames per second sent over the open links (each link's frames over its age, summed).
     public var fps: Double
     public var openLinks: Int
 

@@ -20,6 +20,8 @@ final class P2PLink: Sendable {
     let offerHeader: SignalHeader
     let signals: AsyncStream<P2PLinkSignal>
     let streamType: StreamType
+    /// When the link was made (its send rate is frames over age).
+    let openedAt = ContinuousClock.now
     private let answerer: WebRTCAnswerer
     private let source: any FrameSource
     private let continuation: AsyncStream<P2PLinkSignal>.Continuation

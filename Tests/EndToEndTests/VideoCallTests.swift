@@ -115,5 +115,42 @@ extension EndToEnd {
                 #expect(await h.device.status.phase == .answered)
             }
         }
+
+        @Test("stream_type 1 gets the sub stream's size; a second offer replaces the link; the app's disconnect tears it down",
+              .timeLimit(.minutes(1)))
+        func subStreamReplaceAndDisconnect() async throws {
+            try await withHarness(edit: {
+                Self.smallVideo(&$0)
+                $0.capabilities.video?.sub = DeviceProfile.StreamFormat(width: 320, height: 180, fps: 15)
+            }) { h in
+                let (alice, events) = try await h.app("user-alice")
+                try await alice.startCall(devId: h.devId, timeoutSeconds: 10)
+                #expect(await events.first { $0.receivedEvent(.answer) } != nil)
+                let sid = try await alice.openVideo(streamType: .sub)
+                #expect(await Self.until(.seconds(20)) { (await alice.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= 10 })
+                let sub = try #require(await alice.videoStats(sessionId: sid))
+                #expect(sub.width == 320 && sub.height == 180, "\(sub.summary)")
+                #expect(sub.stampErrors == 0)
+                let status = await h.device.status
+                #expect(status.media.openLinks == 1 && status.media.framesSent > 0 && status.media.fps > 0)
+
+                // A second offer for the same session (the app reconnecting) replaces the link.
+                try await alice.openVideo(streamType: .main)
+                #expect(await Self.until(.seconds(20)) {
+                    let s = await alice.videoStats(sessionId: sid)
+                    return (s?.framesDecoded ?? 0) >= 10 && s?.width == 640
+                })
+                #expect(await h.device.mediaLinks.count == 1)
+
+                // The app's disconnect tears the device's link down; the call itself goes on (for now).
+                let bye = SignalMessage(header: SignalHeader(from: "user-alice", to: h.devId, sessionId: sid),
+                                        body: .disconnect(SignalDisconnect(closeReason: 0)))
+                try await alice.send(bye.envelope(t: WallClock.nowSeconds()), to: h.devId)
+                #expect(await Self.until(.seconds(5)) { await h.device.mediaLinks.isEmpty })
+                #expect(await h.device.status.phase == .answered)
+                #expect(await h.device.status.media.openLinks == 0)
+                try await alice.hangUp()
+            }
+        }
     }
 }
