@@ -124,6 +124,7 @@ let package = Package(
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
+        .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(
@@ -151,3 +152,4 @@ let package = Package(
         ),
     ]
 )
+

@@ -168,7 +168,7 @@ public actor Device {
     public func press(targets: [String] = [], callType: CallType? = nil, timeoutSeconds: Double? = nil) throws(CallActionError) -> String {
         let sessionId = makeSessionId(devId: devId, using: &random)
         let press = DoorbellPress(sessionId: sessionId, targets: targets, callType: callType,
-                                  timeoutMs: timeoutSeconds.map { Int64(($0 * 1000).rounded()) })
+                                  timeoutMs: timeoutSeconds.map(WallClock.milliseconds(seconds:)))
         try perform(.press(press))
         return sessionId
     }
@@ -479,7 +479,7 @@ public actor Device {
         }
         // Delayed replies keep their order: each waits behind the one before it.
         let previous = delayedPublishes
-        let delay = faults.replyDelayMs
+        let delay = min(max(0, faults.replyDelayMs), 86_400_000)
         delayedPublishes = Task { [weak self] in
             await previous?.value
             try? await Task.sleep(for: .milliseconds(delay))
@@ -517,7 +517,7 @@ public actor Device {
         client.disconnectAbruptly(reconnect: false)
         let client = self.client
         Task {
-            try? await Task.sleep(for: .milliseconds(Int64(max(0, seconds) * 1000)))
+            try? await Task.sleep(for: .milliseconds(min(max(0, WallClock.milliseconds(seconds: seconds)), 86_400_000)))
             client.connect()
         }
     }
