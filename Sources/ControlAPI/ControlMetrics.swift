@@ -44,6 +44,8 @@ public final class ControlMetrics: @unchecked Sendable {
         public var framesSent: Int = 0
         public var framesReceived: Int = 0
         public var fps: Double = 0
+        /// Refused messages by kind (`RefusalLog.Kind`), issue 10.
+        public var refusals: [String: Int] = [:]
     }
 
     /// The whole exposition for these devices.
@@ -89,6 +91,13 @@ public final class ControlMetrics: @unchecked Sendable {
         for d in devices { sample("ipcemu_mqtt_connected", [("device", d.devId)], d.mqttConnected ? "1" : "0") }
         header("ipcemu_mqtt_reconnects_total", "counter", "MQTT connections accepted after the first one.")
         for d in devices { sample("ipcemu_mqtt_reconnects_total", [("device", d.devId)], String(d.mqttReconnects)) }
+        header("ipcemu_refused_messages_total", "counter",
+               "Messages refused (logged and dropped, or answered with a refusal), by kind.")
+        for d in devices {
+            for (kind, count) in d.refusals.sorted(by: { $0.key < $1.key }) {
+                sample("ipcemu_refused_messages_total", [("device", d.devId), ("kind", kind)], String(count))
+            }
+        }
         return out
     }
 

@@ -60,7 +60,8 @@ public actor DeviceRegistry {
             gauges.append(ControlMetrics.DeviceGauges(
                 devId: s.devId, activeCalls: active ? 1 : 0, p2pLinkUp: linkUp,
                 mqttReconnects: entry.device.mqttCounters.reconnects, mqttConnected: s.connected,
-                framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps))
+                framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps,
+                refusals: Dictionary(uniqueKeysWithValues: entry.device.refusals.totals.map { ($0.key.rawValue, $0.value) })))
         }
         return metrics.render(gauges)
     }

@@ -34,6 +34,12 @@ public actor Device {
     private var links: [String: P2PLink] = [:]
     private var closedMedia = MediaTotals()
     private var linkPumps: [String: Task<Void, Never>] = [:]
+    /// Links that have come up at least once (a link that never does is reaped).
+    private var connectedLinks: Set<ObjectIdentifier> = []
+    /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
+    public nonisolated let refusals = RefusalLog()
+    /// At most this many P2P links at once (live view may have several watchers) **[ours]**.
+    public static let maxLinks = 8
 
     /// Creates the device; `start()` connects it.
     /// - Parameters:
@@ -245,9 +251,9 @@ public actor Device {
     func receive(payload: [UInt8]) {
         let inbound: InboundMessage
         do {
-            inbound = try opener.openMessage(payload).message
+            inbound = try opener.openMessage(payload, nowSeconds: WallClock.nowSeconds()).message
         } catch {
-            refuse("dropped \(payload.count)-byte message: \(error)")
+            refuse("dropped \(payload.count)-byte message: \(error)", kind: RefusalLog.Kind(error))
             return
         }
         switch inbound {
@@ -261,12 +267,17 @@ public actor Device {
         case .signal(let signal):
             receiveSignal(signal)
         case .abilityAnswer:
-            refuse("dropped a 309 ability answer: a device does not take answers")
+            refuse("dropped a 309 ability answer: a device does not take answers", kind: .malformed)
         }
     }
 
-    private func refuse(_ why: String) {
-        log.log(.warning, why, device: devId)
+    /// Counts and reports a refused message; its log line is rate-limited (the count never is).
+    private func refuse(_ why: String, kind: RefusalLog.Kind) {
+        let (write, suppressed) = refusals.record(kind, nowMs: WallClock.nowMs())
+        if write {
+            log.log(.warning, why, device: devId,
+                    fields: suppressed > 0 ? [("suppressed", "\(suppressed) refusal lines since the last one")] : [])
+        }
         emit(.refused(why: why))
     }
 
@@ -274,6 +285,11 @@ public actor Device {
     /// answered, or the profile allows live view). Anything else: `disconnect` with close_reason 1.
     private func receiveSignal(_ signal: SignalMessage) {
         let h = signal.header
+        // PROTOCOL.md 4: `to` is the devId; a message for someone else is not ours to act on.
+        guard h.to == devId else {
+            refuse("dropped 302 \(signal.type.rawValue) addressed to '\(h.to)', not to this device", kind: .notForUs)
+            return
+        }
         log.log(.info, "<- \(signal.type.rawValue)", device: devId, fields: [("session", h.sessionId), ("from", h.from)])
         switch signal.body {
         case .offer(let offer):
@@ -317,6 +333,13 @@ public actor Device {
             return
         }
         links[h.sessionId] = link
+        // A link that never comes up (no ICE, an app that vanished) is reaped after the profile's
+        // connect timeout, so offers cannot pile up pipelines (issue 10, hostile peers).
+        let reapAfter = Self.reapDelay(seconds: profile.timers.connectTimeout)
+        Task { [weak self] in
+            try? await Task.sleep(for: reapAfter)
+            await self?.reapIfNeverConnected(link)
+        }
         log.log(.info, "P2P link opening", device: devId, fields: [
             ("session", h.sessionId), ("from", h.from), ("stream", offer.streamType == .sub ? "sub" : "main"),
         ])
@@ -341,6 +364,7 @@ public actor Device {
             publish(SignalMessage(header: reply, body: .candidate(candidate)).envelope(t: WallClock.nowSeconds()),
                     what: "candidate")
         case .up:
+            connectedLinks.insert(ObjectIdentifier(link))
             log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
             mediaLink(up: true, sessionId: link.sessionId)
         case .lost(let why):
@@ -350,9 +374,20 @@ public actor Device {
         }
     }
 
+    static func reapDelay(seconds: Double) -> Duration {
+        .milliseconds(min(max(1000, WallClock.milliseconds(seconds: seconds)), 3_600_000))
+    }
+
+    private func reapIfNeverConnected(_ link: P2PLink) {
+        guard links[link.sessionId] === link, !connectedLinks.contains(ObjectIdentifier(link)) else { return }
+        log.log(.warning, "P2P link never connected: reaped", device: devId, fields: [("session", link.sessionId)])
+        closeLink(link.sessionId, notifyPeer: true)
+    }
+
     /// Tears a link down; with `notifyPeer`, the app gets `disconnect` (close_reason 0).
     private func closeLink(_ sessionId: String, notifyPeer: Bool) {
         guard let link = links.removeValue(forKey: sessionId) else { return }
+        connectedLinks.remove(ObjectIdentifier(link))
         linkPumps.removeValue(forKey: sessionId)?.cancel()
         let final = link.stats
         closedMedia.framesSent += final.videoFramesSent
@@ -397,6 +432,14 @@ public actor Device {
         guard P2PAuth.verify(offer.auth, p2pPassword: id.p2pPassword, localKey: id.localKey, devId: devId) else {
             return "wrong auth"
         }
+        // A second offer replaces a link only from the user whose offer made it (the app
+        // reconnecting); nobody takes over another user's link (issue 10, hostile peers).
+        if let existing = links[h.sessionId], existing.offerHeader.from != h.from {
+            return "session '\(h.sessionId)' has a link of another user"
+        }
+        if links[h.sessionId] == nil, links.count >= Self.maxLinks {
+            return "already \(links.count) P2P links (the most a device keeps)"
+        }
         if let answered = engine.answeredCall, answered.sessionId == h.sessionId, answered.peer == h.from {
             return nil
         }
@@ -405,6 +448,7 @@ public actor Device {
     }
 
     private func refuseOffer(_ h: SignalHeader, why: String) {
+        _ = refusals.record(.signal, nowMs: WallClock.nowMs())
         log.log(.warning, "-> disconnect (unauthorised offer)", device: devId,
                 fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
         emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
@@ -458,7 +502,7 @@ public actor Device {
                 log.log(.info, "call ended", device: devId, fields: fields)
                 emit(.callEnded(record))
             case .refused(let message, let why):
-                refuse("refused \(message.event.rawValue) session=\(message.sessionId) from=\(message.curId): \(why)")
+                refuse("refused \(message.event.rawValue) session=\(message.sessionId) from=\(message.curId): \(why)", kind: .call)
             case .actionRefused(let action, let error):
                 log.log(.warning, "operator action refused", device: devId, fields: [("action", "\(action)"), ("why", "\(error)")])
             }
