@@ -286,7 +286,7 @@ public actor AppUser {
         case .disconnect(let d):
             disconnects[sid] = d.closeReason
             closeVideo(sessionId: sid)
-        case .offer:
+        case .offer, .resolution:
             break
         }
     }

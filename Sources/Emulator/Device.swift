@@ -31,7 +31,7 @@ public actor Device {
     private var random = SystemRandomNumberGenerator()
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
-    private var links: [String: P2PLink] = [:]
+    private(set) var links: [String: P2PLink] = [:]
     private var closedMedia = MediaTotals()
     private var linkPumps: [String: Task<Void, Never>] = [:]
 
@@ -265,7 +265,7 @@ public actor Device {
         }
     }
 
-    private func refuse(_ why: String) {
+    func refuse(_ why: String) {
         log.log(.warning, why, device: devId)
         emit(.refused(why: why))
     }
@@ -293,6 +293,8 @@ public actor Device {
             mediaLink(up: false, sessionId: h.sessionId)
         case .answer:
             break  // the device is the answerer; an answer from an app means nothing here
+        case .resolution(let resolution):
+            switchStream(resolution, header: h)
         }
     }
 
@@ -440,6 +442,7 @@ public actor Device {
                 timers.cancel(timer)
             case .startRinging(let sessionId):
                 log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
+                P2PLink.prepare(profile: profile, for: .seconds(30))
                 emit(.ringing(sessionId: sessionId))
             case .stopRinging(let sessionId):
                 emit(.ringingStopped(sessionId: sessionId))

@@ -22,17 +22,22 @@ public struct LinkEvents: Sendable {
     /// Each decoded video frame received from the peer (luma copied). nil: frames are only counted
     /// (and the latest kept for snapshots).
     public var videoFrame: (@Sendable (DecodedVideoFrame) -> Void)?
+    /// The peer asked for a key frame of the video this side sends (RTCP PLI/FIR), when that video
+    /// comes from outside (`VideoInput.h264AccessUnits`: a shared encoder must make it).
+    public var keyFrameRequested: (@Sendable () -> Void)?
 
     public init(
         localDescription: @escaping @Sendable (String) -> Void,
         localCandidate: @escaping @Sendable (ICECandidate) -> Void,
         stateChanged: @escaping @Sendable (LinkState) -> Void = { _ in },
-        videoFrame: (@Sendable (DecodedVideoFrame) -> Void)? = nil
+        videoFrame: (@Sendable (DecodedVideoFrame) -> Void)? = nil,
+        keyFrameRequested: (@Sendable () -> Void)? = nil
     ) {
         self.localDescription = localDescription
         self.localCandidate = localCandidate
         self.stateChanged = stateChanged
         self.videoFrame = videoFrame
+        self.keyFrameRequested = keyFrameRequested
     }
 }
 
@@ -176,6 +181,10 @@ final class PeerCore: @unchecked Sendable {
                 cgw_pad_unref(pad)
             }
             cgw_element_unref(encoded)
+        }
+        if let videoIn, events.keyFrameRequested != nil, let pad = cgw_element_get_static_pad(videoIn, "src") {
+            _ = cgw_pad_on_key_unit_request(pad, onKeyUnitRequested, CoreReference.retained(self), releaseCoreReference)
+            cgw_pad_unref(pad)
         }
 
         transition(to: .connecting)
@@ -721,6 +730,11 @@ private func onVideoFrame(
 ) {
     coreFrom(context)?.videoFrame(
         sample: sample, luma: luma, width: width, height: height, stride: stride, pts: pts, arrival: arrival)
+}
+
+private func onKeyUnitRequested(_ context: UnsafeMutableRawPointer?) {
+    guard let core = coreFrom(context), !core.currentState.isFinal else { return }
+    core.events.keyFrameRequested?()
 }
 
 private func onAudioSample(_ context: UnsafeMutableRawPointer?) {
