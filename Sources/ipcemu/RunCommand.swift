@@ -63,6 +63,8 @@ struct RunCommand: AsyncParsableCommand {
             brokerURL: brokerURL, clientID: profile.identity.devId,
             caFile: caFile ?? profile.broker.caFile, certFile: profile.broker.certFile, keyFile: profile.broker.keyFile)
 
+        // Plugins loaded now, and a ringing call's video feed started while it rings (issue 11).
+        MediaPreparation.enable()
         let device = try Device(profile: profile, connection: options, log: log)
         let control = try await controlOptions.attach(to: device)
         try await device.start()
