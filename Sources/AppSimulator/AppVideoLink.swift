@@ -19,7 +19,10 @@ final class AppVideoLink: Sendable {
         case state(LinkState)
     }
 
-    init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?) {
+    private let answerTime = LockedDate()
+
+    init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?,
+         decodes: Bool = true) {
         self.sessionId = sessionId
         self.devId = devId
         let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .unbounded)
@@ -36,8 +39,12 @@ final class AppVideoLink: Sendable {
                 measured.add(frame, answeredAt: answeredAt)
                 saver?.save(frame)
             })
-        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo), events: events)
+        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes), events: events)
     }
+
+    /// The device's 302 answer came now (live view has no 308 answer to time from).
+    func answerArrived() { answerTime.set(Date()) }
+    var answerArrivedAt: Date? { answerTime.value }
 
     var stats: VideoStats { measured.snapshot }
     var linkStats: LinkStatistics { offerer.stats }
@@ -46,6 +53,14 @@ final class AppVideoLink: Sendable {
         offerer.close()
         continuation.finish()
     }
+}
+
+/// A date behind a lock.
+final class LockedDate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var date: Date?
+    func set(_ value: Date) { lock.withLock { if date == nil { date = value } } }
+    var value: Date? { lock.withLock { date } }
 }
 
 /// Video stats behind a lock: frames arrive on a GStreamer thread.

@@ -133,7 +133,7 @@ public actor Device {
 
     private func removeObserver(_ id: UUID) { observers.removeValue(forKey: id) }
 
-    private func emit(_ event: DeviceEvent) {
+    func emit(_ event: DeviceEvent) {
         for continuation in observers.values { continuation.yield(event) }
     }
 
@@ -281,6 +281,10 @@ public actor Device {
                 refuseOffer(h, why: why)
                 return
             }
+            if let why = liveViewRefusal(h) {
+                refuseLiveView(h, why: why)
+                return
+            }
             openLink(offer, header: h)
         case .candidate(let candidate):
             guard let link = links[h.sessionId], link.offerHeader.from == h.from else { return }
@@ -308,7 +312,7 @@ public actor Device {
         }
         let link: P2PLink
         do {
-            link = try P2PLink(offer: offer, header: h, profile: profile)
+            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h))
             try link.start()
         } catch {
             log.log(.error, "cannot open the P2P link", device: devId, fields: [("session", h.sessionId), ("why", "\(error)")])
@@ -319,6 +323,7 @@ public actor Device {
             return
         }
         links[h.sessionId] = link
+        reapIfNeverConnected(link)
         log.log(.info, "P2P link opening", device: devId, fields: [
             ("session", h.sessionId), ("from", h.from), ("stream", offer.streamType == .sub ? "sub" : "main"),
         ])
@@ -353,7 +358,7 @@ public actor Device {
     }
 
     /// Tears a link down; with `notifyPeer`, the app gets `disconnect` (close_reason 0).
-    private func closeLink(_ sessionId: String, notifyPeer: Bool) {
+    func closeLink(_ sessionId: String, notifyPeer: Bool) {
         guard let link = links.removeValue(forKey: sessionId) else { return }
         linkPumps.removeValue(forKey: sessionId)?.cancel()
         let final = link.stats
@@ -392,6 +397,12 @@ public actor Device {
             mediaLink(up: false, sessionId: sessionId)
         }
         return sessions.count
+    }
+
+    /// A link that is not the answered call's, from the user who answered it (issue 11 limits).
+    func isLiveView(_ h: SignalHeader) -> Bool {
+        guard let answered = engine.answeredCall else { return true }
+        return !(answered.sessionId == h.sessionId && answered.peer == h.from)
     }
 
     func offerRefusal(_ offer: SignalOffer, header h: SignalHeader) -> String? {
@@ -468,7 +479,7 @@ public actor Device {
         }
     }
 
-    private func publish(_ envelope: Envelope, what: String) {
+    func publish(_ envelope: Envelope, what: String) {
         let payload: [UInt8]
         do {
             payload = try sealer.seal(envelope)

@@ -14,6 +14,10 @@ public enum MediaPreparation {
     /// How long a video feed nobody uses keeps running (default 5 s).
     public static func setFeedLinger(_ duration: Duration) { VideoFeeds.shared.linger = duration }
 
+    /// At most this many live-view links in this process (default 64); beyond, an offer without
+    /// an answered call is refused with `disconnect` (close_reason 2). Calls never count.
+    public static func setProcessLiveViewLimit(_ limit: Int) { LiveViewSlots.shared.limit = limit }
+
     /// Open shared captures and H.264 feeds in this process.
     public static var openFeeds: (captures: Int, feeds: Int) { VideoFeeds.shared.counts }
 }

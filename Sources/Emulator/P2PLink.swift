@@ -24,6 +24,8 @@ final class P2PLink: @unchecked Sendable {
     let signals: AsyncStream<P2PLinkSignal>
     /// When the link was made (its send rate is frames over age).
     let openedAt = ContinuousClock.now
+    /// A link without an answered call (it holds one of the process's live-view slots).
+    let liveView: Bool
     private let profile: DeviceProfile
     private let feeds: VideoFeeds
     private let answerer: WebRTCAnswerer
@@ -33,6 +35,7 @@ final class P2PLink: @unchecked Sendable {
     private var pending: Route?
     private var stream: StreamType
     private var closed = false
+    private var connected = false
 
     /// One subscription to one feed.
     private final class Route: @unchecked Sendable {
@@ -47,7 +50,9 @@ final class P2PLink: @unchecked Sendable {
     }
 
     /// Builds the link; `start()` negotiates and starts sending.
-    init(offer: SignalOffer, header: SignalHeader, profile: DeviceProfile, feeds: VideoFeeds = .shared) throws {
+    init(offer: SignalOffer, header: SignalHeader, profile: DeviceProfile, liveView: Bool = false,
+         feeds: VideoFeeds = .shared) throws {
+        self.liveView = liveView
         sessionId = header.sessionId
         offerHeader = header
         stream = offer.streamType
@@ -70,6 +75,7 @@ final class P2PLink: @unchecked Sendable {
                 switch state {
                 case .connected:
                     // Frames sent before DTLS was up are lost: start the peer at a key frame.
+                    box.link?.markConnected()
                     box.link?.restartAtKeyFrame()
                     continuation.yield(.up)
                 case .lost(let why): continuation.yield(.lost("\(why)"))
@@ -111,16 +117,22 @@ final class P2PLink: @unchecked Sendable {
 
     /// Negotiates (the answer and candidates follow on `signals`) and starts sending frames.
     func start() throws {
-        let route = try makeRoute(stream: stream)
-        lock.withLock { active = route }
-        subscribe(route)
+        if liveView { LiveViewSlots.shared.take() }
         do {
+            let route = try makeRoute(stream: stream)
+            lock.withLock { active = route }
+            subscribe(route)
             try answerer.start()
         } catch {
             close()
             throw error
         }
     }
+
+    /// Whether the link ever came up (DTLS connected).
+    var hasConnected: Bool { lock.withLock { connected } }
+
+    fileprivate func markConnected() { lock.withLock { connected = true } }
 
     /// The stream the link sends now (or is switching to).
     var streamType: StreamType { lock.withLock { stream } }
@@ -211,16 +223,18 @@ final class P2PLink: @unchecked Sendable {
     func snapshotJPEG() throws -> [UInt8] { try answerer.snapshotJPEG() }
 
     func close() {
-        let routes: [Route] = lock.withLock {
-            guard !closed else { return [] }
+        let (first, routes): (Bool, [Route]) = lock.withLock {
+            guard !closed else { return (false, []) }
             closed = true
             defer {
                 active = nil
                 pending = nil
             }
-            return [active, pending].compactMap { $0 }
+            return (true, [active, pending].compactMap { $0 })
         }
+        guard first else { return }
         for route in routes { drop(route) }
+        if liveView { LiveViewSlots.shared.give() }
         answerer.close()
         continuation.finish()
     }
@@ -229,4 +243,21 @@ final class P2PLink: @unchecked Sendable {
 /// The link, weakly, for the answerer's callbacks (no cycle).
 private final class LinkBox: @unchecked Sendable {
     weak var link: P2PLink?
+}
+
+/// The process's live-view links (issue 11: a cap per process as well as per device).
+final class LiveViewSlots: @unchecked Sendable {
+    static let shared = LiveViewSlots()
+    private let lock = NSLock()
+    private var open = 0
+    private var maximum = 64
+
+    var limit: Int {
+        get { lock.withLock { maximum } }
+        set { lock.withLock { maximum = max(0, newValue) } }
+    }
+    var hasRoom: Bool { lock.withLock { open < maximum } }
+    var count: Int { lock.withLock { open } }
+    func take() { lock.withLock { open += 1 } }
+    func give() { lock.withLock { open = max(0, open - 1) } }
 }

@@ -234,6 +234,14 @@ public struct LinkStatistics: Sendable, Hashable {
     public var videoKeyFramesSent = 0
     /// Video frames received and decoded.
     public var videoFramesReceived = 0
+    /// Count-only receive path (`OfferConfiguration.decodesVideo` false): access units
+    /// depayloaded, of which key frames; when the first and the last came (unix ns, 0 before);
+    /// the longest time between two (ms).
+    public var videoAccessUnitsReceived = 0
+    public var videoKeyFramesReceived = 0
+    public var firstAccessUnitUnixNanos: Int64 = 0
+    public var lastAccessUnitUnixNanos: Int64 = 0
+    public var longestAccessUnitGapMs = 0
     /// Size of the last decoded frame (0 before the first).
     public var receivedVideoWidth = 0
     public var receivedVideoHeight = 0

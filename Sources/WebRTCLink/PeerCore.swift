@@ -105,10 +105,15 @@ final class PeerCore: @unchecked Sendable {
     /// Applied to the local description webrtcbin creates, before it is reported and set.
     private let editLocalDescription: @Sendable (String) -> String
 
+    /// Received H.264 is decoded; false: only depayloaded and counted.
+    private let decodesVideo: Bool
+    private var lastAccessUnitUnixNanos: Int64 = 0
+
     init(
-        options: LinkOptions, events: LinkEvents, negotiation: Negotiation,
+        options: LinkOptions, events: LinkEvents, negotiation: Negotiation, decodesVideo: Bool = true,
         editLocalDescription: @escaping @Sendable (String) -> String = { $0 }
     ) {
+        self.decodesVideo = decodesVideo
         self.options = options
         self.events = events
         self.negotiation = negotiation
@@ -432,13 +437,19 @@ final class PeerCore: @unchecked Sendable {
 
     fileprivate func padAdded(pad: OpaquePointer, media: String, encoding: String) {
         guard let pipeline = livePipeline() else { return }
-        let description = PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
+        let countOnly = !decodesVideo && media == "video" && encoding.uppercased() == "H264"
+        let description = countOnly ? PipelineDescriptions.countingH264Branch
+            : PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
         var error: UnsafeMutablePointer<CChar>?
         guard let bin = cgw_bin_new_from_description(description, &error) else {
             return fail(.pipelineError("receive branch for \(media)/\(encoding): \(takeCString(error))"))
         }
         if let sink = cgw_bin_get_child(bin, "frames") {
             _ = cgw_appsink_on_video_frame(sink, onVideoFrame, CoreReference.retained(self), releaseCoreReference)
+            cgw_element_unref(sink)
+        }
+        if let sink = cgw_bin_get_child(bin, "units") {
+            _ = cgw_appsink_on_buffer(sink, onReceivedAccessUnit, CoreReference.retained(self), releaseCoreReference)
             cgw_element_unref(sink)
         }
         if let sink = cgw_bin_get_child(bin, "sound") {
@@ -476,6 +487,23 @@ final class PeerCore: @unchecked Sendable {
         handler(DecodedVideoFrame(
             luma: bytes, width: Int(width), height: Int(height), stride: Int(stride), arrivalUnixNanos: arrival,
             ptsNanos: pts))
+    }
+
+    /// A depayloaded access unit of the peer's video (count-only receive path).
+    fileprivate func receivedAccessUnit(isKeyFrame: Bool) {
+        let now = cgw_unix_time_ns()
+        lock.withLock {
+            statistics.videoAccessUnitsReceived += 1
+            if isKeyFrame { statistics.videoKeyFramesReceived += 1 }
+            if lastAccessUnitUnixNanos == 0 {
+                statistics.firstAccessUnitUnixNanos = now
+            } else {
+                let gapMs = Int((now - lastAccessUnitUnixNanos) / 1_000_000)
+                statistics.longestAccessUnitGapMs = max(statistics.longestAccessUnitGapMs, gapMs)
+            }
+            lastAccessUnitUnixNanos = now
+            statistics.lastAccessUnitUnixNanos = now
+        }
     }
 
     fileprivate func count(_ update: (inout LinkStatistics) -> Void) {
@@ -735,6 +763,12 @@ private func onVideoFrame(
 private func onKeyUnitRequested(_ context: UnsafeMutableRawPointer?) {
     guard let core = coreFrom(context), !core.currentState.isFinal else { return }
     core.events.keyFrameRequested?()
+}
+
+private func onReceivedAccessUnit(
+    _ context: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int, _ pts: Int64, _ key: Bool
+) {
+    coreFrom(context)?.receivedAccessUnit(isKeyFrame: key)
 }
 
 private func onAudioSample(_ context: UnsafeMutableRawPointer?) {

@@ -140,6 +140,10 @@ enum PipelineDescriptions {
 
     static let discardBranch = "fakesink sync=false async=false"
 
+    /// Received H.264 depayloaded into access units and counted, not decoded.
+    static let countingH264Branch = "queue max-size-buffers=0 max-size-time=0 max-size-bytes=0"
+        + " ! rtph264depay request-keyframe=true ! appsink name=units sync=false async=false max-buffers=8 drop=true"
+
     /// Caps of a receive-only transceiver the offerer (app simulator) adds.
     static func offerVideoCaps(payloadType: Int, statingProfile: Bool) -> String {
         "application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000,"

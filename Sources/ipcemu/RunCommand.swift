@@ -34,6 +34,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Address the private broker listens on (default 127.0.0.1; 0.0.0.0 lets a phone on the LAN in).")
     var bindAddress: String = "127.0.0.1"
 
+    @Option(help: "Live-view links (without an answered call) this process may have open at once; a call's link never counts. Also capped per device by the profile's capabilities.liveViewLimit.")
+    var maxLiveView: Int = 64
+
     @OptionGroup var logOptions: LogOptions
 
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
@@ -65,6 +68,7 @@ struct RunCommand: AsyncParsableCommand {
 
         // Plugins loaded now, and a ringing call's video feed started while it rings (issue 11).
         MediaPreparation.enable()
+        MediaPreparation.setProcessLiveViewLimit(maxLiveView)
         let device = try Device(profile: profile, connection: options, log: log)
         let control = try await controlOptions.attach(to: device)
         try await device.start()
