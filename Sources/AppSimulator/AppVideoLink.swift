@@ -39,7 +39,10 @@ final class AppVideoLink: Sendable {
                 measured.add(frame, answeredAt: answeredAt)
                 saver?.save(frame)
             })
-        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes), events: events)
+        // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
+        // it does not hold the first frame back.
+        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes),
+                                options: LinkOptions(jitterBufferMs: 20), events: events)
     }
 
     /// The device's 302 answer came now (live view has no 308 answer to time from).

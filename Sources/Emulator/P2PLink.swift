@@ -74,9 +74,10 @@ final class P2PLink: @unchecked Sendable {
             stateChanged: { state in
                 switch state {
                 case .connected:
-                    // Frames sent before DTLS was up are lost: start the peer at a key frame.
+                    // Frames sent before DTLS was up are lost: a key frame now lets the peer
+                    // start at once (deltas still flow meanwhile: no gap for a peer that got them).
                     box.link?.markConnected()
-                    box.link?.restartAtKeyFrame()
+                    box.link?.peerAskedForKeyFrame()
                     continuation.yield(.up)
                 case .lost(let why): continuation.yield(.lost("\(why)"))
                 default: break
@@ -201,11 +202,6 @@ final class P2PLink: @unchecked Sendable {
     private func drop(_ route: Route) {
         route.feed.fanOut.unsubscribe(route.subscription)
         feeds.release(route.feed)
-    }
-
-    fileprivate func restartAtKeyFrame() {
-        guard let route = lock.withLock({ active }) else { return }
-        route.feed.fanOut.restartAtKeyFrame(route.subscription)
     }
 
     fileprivate func peerAskedForKeyFrame() {

@@ -37,6 +37,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Live-view links (without an answered call) this process may have open at once; a call's link never counts. Also capped per device by the profile's capabilities.liveViewLimit.")
     var maxLiveView: Int = 64
 
+    @Option(help: "Override the profile's capabilities.liveViewLimit (live-view links per device).")
+    var liveViewLimit: Int?
+
     @OptionGroup var logOptions: LogOptions
 
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
@@ -47,6 +50,7 @@ struct RunCommand: AsyncParsableCommand {
             profile = try profile.instance(index: 0)
         }
         if let answer { profile.behaviour.answerPolicy = try parseAnswerPolicy(answer) }
+        if let liveViewLimit { profile.capabilities.liveViewLimit = max(0, liveViewLimit) }
         let log = logOptions.makeLog()
 
         var embedded: MosquittoBroker?
