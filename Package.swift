@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "AppSimulator", targets: ["AppSimulator"]),
         .library(name: "ControlAPI", targets: ["ControlAPI"]),
         .library(name: "WebRTCLink", targets: ["WebRTCLink"]),
+        // Virtual devices, app users and a broker inside another package's tests (issue 12).
+        .library(name: "IPCEmuTesting", targets: ["IPCEmuTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -103,6 +105,15 @@ let package = Package(
             name: "AppSimulator",
             dependencies: ["IPCWire", "CallEngine", "CallRuntime", "MQTTTransport", "Camera", "WebRTCLink"]
         ),
+        // MARK: Testing library: virtual devices, fleets, app users and a broker for other
+        // packages' tests, on the public API of Device, AppUser and MosquittoBroker.
+        .target(
+            name: "IPCEmuTesting",
+            dependencies: [
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                "WebRTCLink",
+            ]
+        ),
         // MARK: Control: HTTP API, web console, Prometheus metrics, call journal.
         .target(
             name: "ControlAPI",
@@ -149,6 +160,10 @@ let package = Package(
         .testTarget(
             name: "WebRTCLinkTests", dependencies: ["WebRTCLink", "Camera"],
             exclude: ["aiortc_offerer.py"]
+        ),
+        .testTarget(
+            name: "IPCEmuTestingTests",
+            dependencies: ["IPCEmuTesting"]
         ),
         .testTarget(
             name: "EndToEndTests",
