@@ -140,6 +140,7 @@ let package = Package(
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
+        .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(
@@ -166,8 +167,16 @@ let package = Package(
             dependencies: ["IPCEmuTesting"]
         ),
         .testTarget(
+            name: "FleetTests",
+            dependencies: [
+                "Emulator", "AppSimulator", "ControlAPI", "DeviceProfile", "IPCWire", "MQTTTransport", "CallEngine",
+                "CallRuntime", "TestSupport",
+            ]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]
         ),
     ]
 )
+
