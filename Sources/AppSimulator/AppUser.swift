@@ -213,14 +213,15 @@ public actor AppUser {
     /// `sessionId` and `auth` override what is sent (to test the device's refusals).
     @discardableResult
     public func openVideo(streamType: StreamType = .main, sendVideo: VideoFormat? = nil, saveFramesTo: String? = nil,
-                          sessionId: String? = nil, devId: String? = nil, auth: String? = nil) throws(AppError) -> String {
+                          sessionId: String? = nil, devId: String? = nil, auth: String? = nil,
+                          decodes: Bool = true) throws(AppError) -> String {
         guard let sid = sessionId ?? engine.answeredCall?.sessionId else { throw .mqtt("no answered call to open video for") }
         guard let target = devId ?? engine.answeredCall?.peer ?? engine.session?.peers.first else { throw .unknownDevice("?") }
         guard let channel = devices[target] else { throw .unknownDevice(target) }
         closeVideo(sessionId: sid)
         disconnects[sid] = nil
         let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
-                                saveFramesTo: saveFramesTo)
+                                saveFramesTo: saveFramesTo, decodes: decodes)
         videoLinks[sid] = link
         linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
@@ -244,6 +245,11 @@ public actor AppUser {
 
     /// The session's link state as the app sees it (nil: no link).
     public func videoLinkState(sessionId: String) -> LinkState? { videoLinks[sessionId]?.offerer.state }
+
+    /// The open link's media counters, and when its 302 answer came (nil without a link).
+    public func videoLinkStatistics(sessionId: String) -> (stats: LinkStatistics, answerAt: Date?)? {
+        videoLinks[sessionId].map { ($0.linkStats, $0.answerArrivedAt) }
+    }
 
     /// `close_reason` of the `disconnect` the device sent for the session, if any.
     public func disconnectReason(sessionId: String) -> Int64? { disconnects[sessionId] }
@@ -280,6 +286,7 @@ public actor AppUser {
         switch s.body {
         case .answer(let answer):
             guard linkRules.accepts(sessionId: sid, from: s.header.from), let link = videoLinks[sid] else { return }
+            link.answerArrived()
             do {
                 try link.offerer.setRemoteAnswer(answer.sdp)
             } catch {
@@ -292,7 +299,7 @@ public actor AppUser {
             guard linkRules.receiveDisconnect(sessionId: sid, from: s.header.from) else { return }
             disconnects[sid] = d.closeReason
             closeVideo(sessionId: sid)
-        case .offer:
+        case .offer, .resolution:
             break
         }
     }

@@ -19,7 +19,10 @@ final class AppVideoLink: Sendable {
         case state(LinkState)
     }
 
-    init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?) {
+    private let answerTime = LockedDate()
+
+    init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?,
+         decodes: Bool = true) {
         self.sessionId = sessionId
         self.devId = devId
         let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .unbounded)
@@ -36,8 +39,15 @@ final class AppVideoLink: Sendable {
                 measured.add(frame, answeredAt: answeredAt)
                 saver?.save(frame)
             })
-        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo), events: events)
+        // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
+        // it does not hold the first frame back.
+        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes),
+                                options: LinkOptions(jitterBufferMs: 20), events: events)
     }
+
+    /// The device's 302 answer came now (live view has no 308 answer to time from).
+    func answerArrived() { answerTime.set(Date()) }
+    var answerArrivedAt: Date? { answerTime.value }
 
     var stats: VideoStats { measured.snapshot }
     var linkStats: LinkStatistics { offerer.stats }
@@ -46,6 +56,14 @@ final class AppVideoLink: Sendable {
         offerer.close()
         continuation.finish()
     }
+}
+
+/// A date behind a lock.
+final class LockedDate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var date: Date?
+    func set(_ value: Date) { lock.withLock { if date == nil { date = value } } }
+    var value: Date? { lock.withLock { date } }
 }
 
 /// Video stats behind a lock: frames arrive on a GStreamer thread.

@@ -17,8 +17,18 @@ public struct VideoStats: Sendable, Equatable {
     public var latenciesMs: [Double] = []
     public var firstFrameAt: Date?
     public var lastFrameAt: Date?
+    /// Each time the decoded size changed after the first frame (a `resolution` switch, PROTOCOL.md
+    /// 4): the new size, when its first frame was decoded, and whether that frame's stamp read.
+    public var sizeChanges: [SizeChange] = []
     /// The last counter read (to count gaps).
     var lastCounter: UInt16?
+
+    public struct SizeChange: Sendable, Equatable {
+        public var width: Int
+        public var height: Int
+        public var at: Date
+        public var stampRead: Bool
+    }
 
     public init() {}
 
@@ -40,6 +50,11 @@ public struct VideoStats: Sendable, Equatable {
     mutating func add(luma: [UInt8], width: Int, height: Int, stride: Int, arrivalUnixNanos: Int64, answeredAt: Date?) {
         let now = Date(timeIntervalSince1970: Double(arrivalUnixNanos) / 1e9)
         framesDecoded += 1
+        let resized = framesDecoded > 1 && (width != self.width || height != self.height)
+        if resized {
+            // Another stream: its own source, whose counter has nothing to do with the last one.
+            lastCounter = nil
+        }
         self.width = width
         self.height = height
         if firstFrameAt == nil {
@@ -47,8 +62,13 @@ public struct VideoStats: Sendable, Equatable {
             if let answeredAt { answerToFirstFrameMs = now.timeIntervalSince(answeredAt) * 1000 }
         }
         lastFrameAt = now
+        var stampRead = false
+        defer {
+            if resized { sizeChanges.append(SizeChange(width: width, height: height, at: now, stampRead: stampRead)) }
+        }
         do {
             let stamp = try LatencyStamp.read(luma: luma, width: width, height: height, stride: stride)
+            stampRead = true
             stampsRead += 1
             let arrivalMs = arrivalUnixNanos / 1_000_000
             let captured = stamp.unixMs(near: arrivalMs)

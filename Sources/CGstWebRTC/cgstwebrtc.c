@@ -197,7 +197,17 @@ static void pipeline_finalized(gpointer data, GObject *where_the_object_was) {
     g_mutex_unlock(&pipelines_lock);
 }
 
+static CgwElement *pipeline_new(const char *description, bool counted, char **error_out);
+
 CgwElement *cgw_pipeline_new_from_description(const char *description, char **error_out) {
+    return pipeline_new(description, true, error_out);
+}
+
+CgwElement *cgw_pipeline_new_uncounted(const char *description, char **error_out) {
+    return pipeline_new(description, false, error_out);
+}
+
+static CgwElement *pipeline_new(const char *description, bool counted, char **error_out) {
     GError *err = NULL;
     GstElement *element = gst_parse_launch(description, &err);
     if (err != NULL) {
@@ -216,6 +226,7 @@ CgwElement *cgw_pipeline_new_from_description(const char *description, char **er
         element = pipeline;
     }
     gst_object_ref_sink(element);
+    if (!counted) return element;
     g_mutex_lock(&pipelines_lock);
     if (pipelines == NULL) pipelines = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_hash_table_add(pipelines, element);
@@ -1070,4 +1081,52 @@ int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc) {
 bool cgw_pad_request_key_unit_upstream(CgwPad *pad) {
     GstEvent *event = gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0);
     return gst_pad_send_event(pad, event);
+}
+
+static GstPadProbeReturn key_unit_request_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    CgwCallback *cb = data;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (event != NULL && gst_video_event_is_force_key_unit(event)) {
+        MARK_CALLBACK_THREAD();
+        ((cgw_notify_fn)cb->fn)(cb->ctx);
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+unsigned long cgw_pad_on_key_unit_request(CgwPad *pad, cgw_notify_fn fn, void *ctx, cgw_release_fn release) {
+    if (pad == NULL) {
+        if (release != NULL) release(ctx);
+        return 0;
+    }
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, key_unit_request_probe,
+                             callback_new((void *)fn, ctx, release), callback_free);
+}
+
+static GstFlowReturn appsink_encoded_sample(GstAppSink *sink, gpointer data) {
+    CgwCallback *cb = data;
+    MARK_CALLBACK_THREAD();
+    GstSample *sample = gst_app_sink_pull_sample(sink);
+    if (sample == NULL) return GST_FLOW_EOS;
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    GstMapInfo map;
+    if (buffer != NULL && gst_buffer_map(buffer, &map, GST_MAP_READ)) {
+        int64_t pts = GST_BUFFER_PTS_IS_VALID(buffer) ? (int64_t)GST_BUFFER_PTS(buffer) : -1;
+        bool key = !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+        ((cgw_encoded_fn)cb->fn)(cb->ctx, map.data, map.size, pts, key);
+        gst_buffer_unmap(buffer, &map);
+    }
+    gst_sample_unref(sample);
+    return GST_FLOW_OK;
+}
+
+bool cgw_appsink_on_buffer(CgwElement *appsink, cgw_encoded_fn fn, void *ctx, cgw_release_fn release) {
+    if (appsink == NULL || !GST_IS_APP_SINK(appsink)) {
+        if (release != NULL) release(ctx);
+        return false;
+    }
+    GstAppSinkCallbacks callbacks = {0};
+    callbacks.new_sample = appsink_encoded_sample;
+    gst_app_sink_set_callbacks(GST_APP_SINK(appsink), &callbacks, callback_new((void *)fn, ctx, release), callback_free);
+    return true;
 }

@@ -219,7 +219,7 @@ final class SignalCollector: @unchecked Sendable {
             case .candidate(let c):
                 if c.isEndOfCandidates { seen.ended = true } else { seen.candidates.append((c.wireLine, c.effectiveMLineIndex)) }
             case .disconnect(let d): seen.disconnect = d.closeReason
-            case .offer: break
+            case .offer, .resolution: break
             }
         }
     }

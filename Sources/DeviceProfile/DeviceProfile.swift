@@ -94,6 +94,9 @@ extension DeviceProfile {
         public var twoWay: Bool
         /// Whether an app may open a media link without a call (PROTOCOL.md 4).
         public var liveView: Bool
+        /// At most this many live-view links (links without an answered call) at once; the next
+        /// live-view offer is refused with `disconnect`. An answered call's link never counts.
+        public var liveViewLimit: Int = 4
         /// The video the device sends; nil for a device without a camera.
         public var video: Video?
         /// The audio the device sends; nil for a device without a microphone.

@@ -155,7 +155,7 @@ struct ProfileParser {
 
     // MARK: capabilities
 
-    static let capabilityKeys = ["channelTypes", "callTypes", "twoWay", "liveView", "video", "audio", "rtcCapability"]
+    static let capabilityKeys = ["channelTypes", "callTypes", "twoWay", "liveView", "liveViewLimit", "video", "audio", "rtcCapability"]
     static let channelTypeNames = [0: "audio", 1: "video", 2: "audio and video"]
     static let callTypeNames = [1: "one-to-one", 2: "one-to-more", 3: "one-to-more special"]
 
@@ -181,6 +181,7 @@ struct ProfileParser {
         }
         let twoWay = m.bool("twoWay")
         let liveView = m.bool("liveView")
+        let liveViewLimit = m.int("liveViewLimit", in: 0...10_000)
         let rtcCapability = m.int("rtcCapability", in: 0...7)
         guard diagnostics.errors.count == before, let video, let audio else { return nil }
 
@@ -210,13 +211,14 @@ struct ProfileParser {
                 }
             }
         }
-        let caps = Profile.Capabilities(
+        var caps = Profile.Capabilities(
             channelTypes: channelTypes ?? derivedChannels,
             callTypes: callTypes ?? CallType.allCases,
             twoWay: twoWay ?? true,
             liveView: liveView ?? false,
             video: video,
             audio: audio)
+        if let liveViewLimit { caps.liveViewLimit = liveViewLimit }
         if let rtcCapability, let rtcNode = m["rtcCapability"], rtcCapability != caps.rtcCapability.rawValue {
             let derived = caps.rtcCapability
             var parts: [String] = []

@@ -33,13 +33,11 @@ public actor Device {
     private var random = SystemRandomNumberGenerator()
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
-    private var links: [String: P2PLink] = [:]
+    private(set) var links: [String: P2PLink] = [:]
     /// PROTOCOL.md 4: who may open, replace and close a link (sans-IO, CallEngine).
     private var linkRules: P2PLinkRules
     private var closedMedia = MediaTotals()
     private var linkPumps: [String: Task<Void, Never>] = [:]
-    /// Links that have come up at least once (a link that never does is reaped).
-    private var connectedLinks: Set<ObjectIdentifier> = []
     /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
     public nonisolated let refusals = RefusalLog()
     /// At most this many P2P links at once (live view may have several watchers) **[ours]**.
@@ -174,7 +172,7 @@ public actor Device {
 
     private func removeObserver(_ id: UUID) { observers.removeValue(forKey: id) }
 
-    private func emit(_ event: DeviceEvent) {
+    func emit(_ event: DeviceEvent) {
         for continuation in observers.values { continuation.yield(event) }
     }
 
@@ -308,7 +306,7 @@ public actor Device {
     }
 
     /// Counts and reports a refused message; its log line is rate-limited (the count never is).
-    private func refuse(_ why: String, kind: RefusalLog.Kind) {
+    func refuse(_ why: String, kind: RefusalLog.Kind) {
         let (write, suppressed) = refusals.record(kind, nowMs: WallClock.nowMs())
         if write {
             log.log(.warning, why, device: devId,
@@ -334,6 +332,13 @@ public actor Device {
             case .refuse(let why):
                 refuseOffer(h, why: why)
             case .open(let replacing):
+                // Issue 11: live view never takes from the answered call; past its limits the
+                // offer gets `disconnect` (unavailable) and an existing link stays as it was.
+                if let why = liveViewRefusal(h) {
+                    if !replacing { linkRules.closed(sessionId: h.sessionId) }
+                    refuseLiveView(h, why: why)
+                    return
+                }
                 openLink(offer, header: h, replacing: replacing)
             }
         case .candidate(let candidate):
@@ -347,6 +352,8 @@ public actor Device {
             mediaLink(up: false, sessionId: h.sessionId)
         case .answer:
             break  // the device is the answerer; an answer from an app means nothing here
+        case .resolution(let resolution):
+            switchStream(resolution, header: h)
         }
     }
 
@@ -361,7 +368,7 @@ public actor Device {
         }
         let link: P2PLink
         do {
-            link = try P2PLink(offer: offer, header: h, profile: profile)
+            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h))
             try link.start()
         } catch {
             linkRules.closed(sessionId: h.sessionId)
@@ -374,12 +381,8 @@ public actor Device {
         }
         links[h.sessionId] = link
         // A link that never comes up (no ICE, an app that vanished) is reaped after the profile's
-        // connect timeout, so offers cannot pile up pipelines (issue 10, hostile peers).
-        let reapAfter = Self.reapDelay(seconds: profile.timers.connectTimeout)
-        Task { [weak self] in
-            try? await Task.sleep(for: reapAfter)
-            await self?.reapIfNeverConnected(link)
-        }
+        // connect timeout, so offers cannot pile up pipelines (issues 10 and 11).
+        reapIfNeverConnected(link)
         log.log(.info, "P2P link opening", device: devId, fields: [
             ("session", h.sessionId), ("from", h.from), ("stream", offer.streamType == .sub ? "sub" : "main"),
         ])
@@ -404,7 +407,6 @@ public actor Device {
             publish(SignalMessage(header: reply, body: .candidate(candidate)).envelope(t: WallClock.nowSeconds()),
                     what: "candidate")
         case .up:
-            connectedLinks.insert(ObjectIdentifier(link))
             log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
             mediaLink(up: true, sessionId: link.sessionId)
         case .lost(let why):
@@ -418,17 +420,10 @@ public actor Device {
         .milliseconds(min(max(1000, WallClock.milliseconds(seconds: seconds)), 3_600_000))
     }
 
-    private func reapIfNeverConnected(_ link: P2PLink) {
-        guard links[link.sessionId] === link, !connectedLinks.contains(ObjectIdentifier(link)) else { return }
-        log.log(.warning, "P2P link never connected: reaped", device: devId, fields: [("session", link.sessionId)])
-        closeLink(link.sessionId, notifyPeer: true)
-    }
-
     /// Tears a link down; with `notifyPeer`, the app gets `disconnect` (close_reason 0).
-    private func closeLink(_ sessionId: String, notifyPeer: Bool) {
+    func closeLink(_ sessionId: String, notifyPeer: Bool) {
         linkRules.closed(sessionId: sessionId)
         guard let link = links.removeValue(forKey: sessionId) else { return }
-        connectedLinks.remove(ObjectIdentifier(link))
         linkPumps.removeValue(forKey: sessionId)?.cancel()
         let final = link.stats
         closedMedia.framesSent += final.videoFramesSent
@@ -468,6 +463,12 @@ public actor Device {
         return sessions.count
     }
 
+    /// A link that is not the answered call's, from the user who answered it (issue 11 limits).
+    func isLiveView(_ h: SignalHeader) -> Bool {
+        guard let answered = engine.answeredCall else { return true }
+        return !(answered.sessionId == h.sessionId && answered.peer == h.from)
+    }
+
     private func refuseOffer(_ h: SignalHeader, why: String) {
         _ = refusals.record(.signal, nowMs: WallClock.nowMs())
         log.log(.warning, "-> disconnect (unauthorised offer)", device: devId,
@@ -505,6 +506,7 @@ public actor Device {
                 timers.cancel(timer)
             case .startRinging(let sessionId):
                 log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
+                P2PLink.prepare(profile: profile, for: .seconds(30))
                 emit(.ringing(sessionId: sessionId))
             case .stopRinging(let sessionId):
                 emit(.ringingStopped(sessionId: sessionId))
@@ -530,7 +532,7 @@ public actor Device {
         }
     }
 
-    private func publish(_ envelope: Envelope, what: String) {
+    func publish(_ envelope: Envelope, what: String) {
         let payload: [UInt8]
         do {
             payload = try sealer.seal(envelope)

@@ -12,90 +12,200 @@ enum P2PLinkSignal: Sendable {
     case lost(String)
 }
 
-/// One P2P media link of a device (PROTOCOL.md 4): a webrtcbin answerer fed by the profile's
-/// camera at the offered stream's size. Its signals come out as one ordered stream.
-final class P2PLink: Sendable {
+/// One P2P media link of a device (PROTOCOL.md 4): a webrtcbin answerer that sends the shared
+/// H.264 feed of the profile's camera at the link's stream size (issue 11: encode once, fan out;
+/// `VideoFeeds`). Its signals come out as one ordered stream. A `resolution` message moves the
+/// link to the other stream's feed; the new feed's first frame is a key frame, and the old one
+/// keeps sending until then (no gap).
+final class P2PLink: @unchecked Sendable {
     let sessionId: String
     /// The offer's header; replies swap from/to and echo the rest.
     let offerHeader: SignalHeader
     let signals: AsyncStream<P2PLinkSignal>
-    let streamType: StreamType
     /// When the link was made (its send rate is frames over age).
     let openedAt = ContinuousClock.now
+    /// A link without an answered call (it holds one of the process's live-view slots).
+    let liveView: Bool
+    private let profile: DeviceProfile
+    private let feeds: VideoFeeds
     private let answerer: WebRTCAnswerer
-    private let source: any FrameSource
     private let continuation: AsyncStream<P2PLinkSignal>.Continuation
+    private let lock = NSLock()
+    private var active: Route?
+    private var pending: Route?
+    private var stream: StreamType
+    private var closed = false
+    private var connected = false
 
-    /// Builds the link; `start()` negotiates and starts the camera.
-    init(offer: SignalOffer, header: SignalHeader, profile: DeviceProfile) throws {
+    /// One subscription to one feed.
+    private final class Route: @unchecked Sendable {
+        let feed: VideoFeeds.Feed
+        let stream: StreamType
+        let requestedAt = ContinuousClock.now
+        var subscription = 0
+        init(feed: VideoFeeds.Feed, stream: StreamType) {
+            self.feed = feed
+            self.stream = stream
+        }
+    }
+
+    /// Builds the link; `start()` negotiates and starts sending.
+    init(offer: SignalOffer, header: SignalHeader, profile: DeviceProfile, liveView: Bool = false,
+         feeds: VideoFeeds = .shared) throws {
+        self.liveView = liveView
         sessionId = header.sessionId
         offerHeader = header
-        streamType = offer.streamType
-        let (stream, continuation) = AsyncStream<P2PLinkSignal>.makeStream(bufferingPolicy: .unbounded)
-        signals = stream
+        stream = offer.streamType
+        self.profile = profile
+        self.feeds = feeds
+        let (signalStream, continuation) = AsyncStream<P2PLinkSignal>.makeStream(bufferingPolicy: .unbounded)
+        signals = signalStream
         self.continuation = continuation
 
-        var camera = CameraConfig(profile: profile, stream: offer.streamType)
-        let offered = (offer.streamType == .sub ? profile.capabilities.video?.sub : profile.capabilities.video?.main)
-            ?? DeviceProfile.StreamFormat.defaultMain
-        let input: VideoInput
-        var sendFormat = VideoFormat(width: camera.width, height: camera.height, fps: Int(camera.fps.rounded()))
-        switch profile.camera {
-        case .testPattern:
-            input = .rawFrames
-        case .clip:
-            input = .h264AccessUnits
-        case .v4l2(let cam):
-            switch cam.format {
-            case .h264:
-                input = .h264AccessUnits
-            case .yuyv:
-                input = .capturedFrames(.yuyv, width: cam.width, height: cam.height)
-            case .mjpeg, .auto:
-                // `auto` asks the camera for MJPEG, what USB webcams deliver at full rate; a camera
-                // without it falls back to another format, whose frames are dropped (set `format`).
-                camera.preferredFormat = .mjpeg
-                input = .capturedFrames(.mjpeg, width: cam.width, height: cam.height)
-            }
-            if cam.format != .h264 {
-                // Decoded camera frames are scaled to the offered stream's size.
-                sendFormat = VideoFormat(width: offered.width, height: offered.height, fps: cam.fps)
-            }
-        }
-        let media = SendMedia(video: sendFormat, videoInput: input)
+        let (_, output) = Self.feedRequest(profile: profile, stream: offer.streamType)
+        let media = SendMedia(video: output, videoInput: .h264AccessUnits)
         let options = LinkOptions(iceServers: offer.iceServers.map {
             WebRTCLink.ICEServer(urls: $0.urls, username: $0.username ?? "", credential: $0.credential ?? "")
         })
+        let box = LinkBox()
         let events = LinkEvents(
             localDescription: { sdp in continuation.yield(.answer(sdp: sdp)) },
             localCandidate: { c in continuation.yield(.candidate(line: c.candidate, mLineIndex: c.sdpMLineIndex)) },
             stateChanged: { state in
                 switch state {
-                case .connected: continuation.yield(.up)
+                case .connected:
+                    // Frames sent before DTLS was up are lost: a key frame now lets the peer
+                    // start at once (deltas still flow meanwhile: no gap for a peer that got them).
+                    box.link?.markConnected()
+                    box.link?.peerAskedForKeyFrame()
+                    continuation.yield(.up)
                 case .lost(let why): continuation.yield(.lost("\(why)"))
                 default: break
                 }
-            })
+            },
+            keyFrameRequested: { box.link?.peerAskedForKeyFrame() })
         answerer = try WebRTCAnswerer(offer: offer.sdp, media: media, options: options, events: events)
-        source = try camera.makeSource()
+        box.link = self
     }
 
-    /// Negotiates (the answer and candidates follow on `signals`) and starts feeding frames.
-    func start() throws {
-        try answerer.start()
-        let answerer = self.answerer
-        try source.start { event in
-            guard case .frame(let frame) = event else { return }
-            switch frame.format {
-            case .i420:
-                _ = answerer.pushVideoFrame(frame.bytes, width: frame.width, height: frame.height,
-                                            ptsNanos: Int64(frame.timestampNs))
-            case .h264:
-                _ = answerer.pushH264AccessUnit(frame.bytes, ptsNanos: Int64(frame.timestampNs), isKeyFrame: frame.isKeyFrame)
-            case .mjpeg, .yuyv, .nv12:
-                _ = answerer.pushCapturedFrame(frame.bytes, ptsNanos: Int64(frame.timestampNs))
+    /// The camera and the size one of the profile's streams is sent at: the test pattern is drawn
+    /// at exactly the stream's size; a V4L2 camera keeps its capture settings and is scaled to the
+    /// stream's size; a clip (and an H.264 camera) is sent as it is.
+    static func feedRequest(profile: DeviceProfile, stream: StreamType) -> (CameraConfig, VideoFormat) {
+        var camera = CameraConfig(profile: profile, stream: stream)
+        let offered = (stream == .sub ? profile.capabilities.video?.sub : profile.capabilities.video?.main)
+            ?? DeviceProfile.StreamFormat.defaultMain
+        var output = VideoFormat(width: camera.width, height: camera.height, fps: Int(camera.fps.rounded()))
+        if case .v4l2(let cam) = profile.camera {
+            if cam.format == .auto {
+                // `auto` asks the camera for MJPEG, what USB webcams deliver at full rate; the
+                // shared encoder takes whatever format the camera settles on.
+                camera.preferredFormat = .mjpeg
+            }
+            if cam.format != .h264 {
+                output = VideoFormat(width: offered.width, height: offered.height, fps: cam.fps)
             }
         }
+        return (camera, output)
+    }
+
+    /// Starts the main stream's feed ahead of a call's link (a call rings), kept for `duration`.
+    static func prepare(profile: DeviceProfile, for duration: Duration, feeds: VideoFeeds = .shared) {
+        guard feeds.preparesWhileRinging, profile.capabilities.video != nil else { return }
+        let (camera, output) = feedRequest(profile: profile, stream: .main)
+        feeds.hold(camera: camera, output: output, for: duration)
+    }
+
+    /// Negotiates (the answer and candidates follow on `signals`) and starts sending frames.
+    func start() throws {
+        if liveView { LiveViewSlots.shared.take() }
+        do {
+            let route = try makeRoute(stream: stream)
+            lock.withLock { active = route }
+            subscribe(route)
+            try answerer.start()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Whether the link ever came up (DTLS connected).
+    var hasConnected: Bool { lock.withLock { connected } }
+
+    fileprivate func markConnected() { lock.withLock { connected = true } }
+
+    /// The stream the link sends now (or is switching to).
+    var streamType: StreamType { lock.withLock { stream } }
+
+    /// PROTOCOL.md 4 `resolution`: moves the link to the other stream's feed. The new feed is
+    /// asked for a key frame; the old feed goes on until it arrives. False when the link already
+    /// sends that stream (nothing to do).
+    @discardableResult
+    func switchStream(to target: StreamType) throws -> Bool {
+        let same = lock.withLock { () -> Bool in
+            guard !closed, stream != target else { return true }
+            return false
+        }
+        if same { return false }
+        let route = try makeRoute(stream: target)
+        let replaced: Route?? = lock.withLock {
+            guard !closed else { return nil }
+            defer {
+                pending = route
+                stream = target
+            }
+            return .some(pending)
+        }
+        guard let replaced else {
+            feeds.release(route.feed)
+            return false
+        }
+        if let old = replaced { drop(old) }
+        if let current = lock.withLock({ active }), current.feed === route.feed {
+            // Both streams come from one feed (a clip, an H.264 camera): nothing changes.
+            lock.withLock { pending = nil }
+            feeds.release(route.feed)
+            return true
+        }
+        subscribe(route)
+        return true
+    }
+
+    private func makeRoute(stream: StreamType) throws -> Route {
+        let (camera, output) = Self.feedRequest(profile: profile, stream: stream)
+        return Route(feed: try feeds.acquire(camera: camera, output: output), stream: stream)
+    }
+
+    private func subscribe(_ route: Route) {
+        route.subscription = route.feed.fanOut.subscribe { [weak self, weak route] accessUnit, isKeyFrame in
+            guard let self, let route else { return }
+            self.send(accessUnit, isKeyFrame: isKeyFrame, via: route)
+        }
+    }
+
+    private func send(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool, via route: Route) {
+        let (sends, retired): (Bool, Route?) = lock.withLock {
+            if closed { return (false, nil) }
+            if route === active { return (true, nil) }
+            // The fan-out gives a new subscriber nothing before a key frame.
+            guard route === pending, isKeyFrame else { return (false, nil) }
+            let old = active
+            active = route
+            pending = nil
+            return (true, old)
+        }
+        if let retired { drop(retired) }
+        if sends { answerer.pushH264AccessUnit(accessUnit, isKeyFrame: isKeyFrame) }
+    }
+
+    private func drop(_ route: Route) {
+        route.feed.fanOut.unsubscribe(route.subscription)
+        feeds.release(route.feed)
+    }
+
+    fileprivate func peerAskedForKeyFrame() {
+        lock.withLock { active }?.feed.fanOut.requestKeyFrame()
     }
 
     func addRemoteCandidate(_ line: String, mLineIndex: Int) {
@@ -109,8 +219,41 @@ final class P2PLink: Sendable {
     func snapshotJPEG() throws -> [UInt8] { try answerer.snapshotJPEG() }
 
     func close() {
-        source.stop()
+        let (first, routes): (Bool, [Route]) = lock.withLock {
+            guard !closed else { return (false, []) }
+            closed = true
+            defer {
+                active = nil
+                pending = nil
+            }
+            return (true, [active, pending].compactMap { $0 })
+        }
+        guard first else { return }
+        for route in routes { drop(route) }
+        if liveView { LiveViewSlots.shared.give() }
         answerer.close()
         continuation.finish()
     }
+}
+
+/// The link, weakly, for the answerer's callbacks (no cycle).
+private final class LinkBox: @unchecked Sendable {
+    weak var link: P2PLink?
+}
+
+/// The process's live-view links (issue 11: a cap per process as well as per device).
+final class LiveViewSlots: @unchecked Sendable {
+    static let shared = LiveViewSlots()
+    private let lock = NSLock()
+    private var open = 0
+    private var maximum = 64
+
+    var limit: Int {
+        get { lock.withLock { maximum } }
+        set { lock.withLock { maximum = max(0, newValue) } }
+    }
+    var hasRoom: Bool { lock.withLock { open < maximum } }
+    var count: Int { lock.withLock { open } }
+    func take() { lock.withLock { open += 1 } }
+    func give() { lock.withLock { open = max(0, open - 1) } }
 }

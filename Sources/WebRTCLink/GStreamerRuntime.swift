@@ -1,6 +1,7 @@
 // Process-wide GStreamer state: gst_init once, the one shared GLib loop thread (DESIGN.md: the
 // loop owns its own thread, shared by all links), and helpers to pass Swift objects to C.
 import CGstWebRTC
+import Foundation
 
 public enum GStreamerRuntime {
     /// Initialises GStreamer and starts the shared loop thread (idempotent, thread-safe).
@@ -9,6 +10,35 @@ public enum GStreamerRuntime {
         guard cgw_initialize(&error) else { throw .gstreamerUnavailable(takeCString(error)) }
         cgw_shared_loop_start()
     }
+
+    /// Loads, once per process, the plugins a link uses and makes the DTLS certificate, by making
+    /// (and dropping) one of each element: the first call of a new process then waits for none of
+    /// that (issue 11). Elements this machine lacks are skipped. Blocks for a few hundred ms: call
+    /// it off the hot path, at start-up.
+    public static func preloadPlugins() {
+        preloaded.withLock { done in
+            guard !done else { return }
+            done = true
+            guard (try? start()) != nil else { return }
+            for element in preloadedElements where cgw_element_factory_exists(element) {
+                var error: UnsafeMutablePointer<CChar>?
+                if let made = cgw_pipeline_new_uncounted(element, &error) {
+                    cgw_element_unref(made)
+                } else {
+                    cgw_free(error)
+                }
+            }
+        }
+    }
+
+    private static let preloaded = PreloadFlag()
+    private static let preloadedElements = [
+        "webrtcbin", "dtlssrtpenc", "dtlssrtpdec", "nicesrc", "nicesink", "rtpbin", "rtpjitterbuffer", "srtpenc",
+        "srtpdec", "rtpfunnel", "x264enc", "v4l2h264enc", "h264parse", "rtph264pay", "rtph264depay", "avdec_h264",
+        "videoconvert", "videoscale", "jpegdec", "jpegenc", "audiotestsrc", "audioconvert", "audioresample", "alawenc",
+        "rtppcmapay", "rtppcmadepay", "alawdec", "opusenc", "rtpopuspay", "rtpopusdepay", "opusdec", "appsrc", "appsink",
+        "queue", "fakesink",
+    ]
 
     /// Whether this machine has a GStreamer element (after `start()`).
     public static func hasElement(_ factory: String) -> Bool { cgw_element_factory_exists(factory) }
@@ -54,4 +84,15 @@ func releaseCoreReference(_ context: UnsafeMutableRawPointer?) {
 func coreFrom(_ context: UnsafeMutableRawPointer?) -> PeerCore? {
     guard let context else { return nil }
     return Unmanaged<CoreReference>.fromOpaque(context).takeUnretainedValue().core
+}
+
+/// A flag behind a lock.
+final class PreloadFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func withLock(_ body: (inout Bool) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        body(&done)
+    }
 }

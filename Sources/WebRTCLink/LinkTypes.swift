@@ -53,6 +53,8 @@ public enum CapturedFormat: String, Sendable, Hashable {
     case mjpeg
     case yuyv
     case nv12
+    /// Planar 4:2:0 at a size other than the stream's (scaled here).
+    case i420
 
     /// The appsrc caps for frames of this format at the capture size and rate.
     func caps(width: Int, height: Int, fps: Int) -> String {
@@ -60,6 +62,7 @@ public enum CapturedFormat: String, Sendable, Hashable {
         case .mjpeg: "image/jpeg,framerate=\(fps)/1"
         case .yuyv: "video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(fps)/1"
         case .nv12: "video/x-raw,format=NV12,width=\(width),height=\(height),framerate=\(fps)/1"
+        case .i420: "video/x-raw,format=I420,width=\(width),height=\(height),framerate=\(fps)/1"
         }
     }
 
@@ -68,7 +71,7 @@ public enum CapturedFormat: String, Sendable, Hashable {
         switch self {
         case .mjpeg: nil
         case .yuyv: width * height * 2
-        case .nv12: width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+        case .nv12, .i420: width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
         }
     }
 }
@@ -231,6 +234,14 @@ public struct LinkStatistics: Sendable, Hashable {
     public var videoKeyFramesSent = 0
     /// Video frames received and decoded.
     public var videoFramesReceived = 0
+    /// Count-only receive path (`OfferConfiguration.decodesVideo` false): access units
+    /// depayloaded, of which key frames; when the first and the last came (unix ns, 0 before);
+    /// the longest time between two (ms).
+    public var videoAccessUnitsReceived = 0
+    public var videoKeyFramesReceived = 0
+    public var firstAccessUnitUnixNanos: Int64 = 0
+    public var lastAccessUnitUnixNanos: Int64 = 0
+    public var longestAccessUnitGapMs = 0
     /// Size of the last decoded frame (0 before the first).
     public var receivedVideoWidth = 0
     public var receivedVideoHeight = 0

@@ -22,17 +22,22 @@ public struct LinkEvents: Sendable {
     /// Each decoded video frame received from the peer (luma copied). nil: frames are only counted
     /// (and the latest kept for snapshots).
     public var videoFrame: (@Sendable (DecodedVideoFrame) -> Void)?
+    /// The peer asked for a key frame of the video this side sends (RTCP PLI/FIR), when that video
+    /// comes from outside (`VideoInput.h264AccessUnits`: a shared encoder must make it).
+    public var keyFrameRequested: (@Sendable () -> Void)?
 
     public init(
         localDescription: @escaping @Sendable (String) -> Void,
         localCandidate: @escaping @Sendable (ICECandidate) -> Void,
         stateChanged: @escaping @Sendable (LinkState) -> Void = { _ in },
-        videoFrame: (@Sendable (DecodedVideoFrame) -> Void)? = nil
+        videoFrame: (@Sendable (DecodedVideoFrame) -> Void)? = nil,
+        keyFrameRequested: (@Sendable () -> Void)? = nil
     ) {
         self.localDescription = localDescription
         self.localCandidate = localCandidate
         self.stateChanged = stateChanged
         self.videoFrame = videoFrame
+        self.keyFrameRequested = keyFrameRequested
     }
 }
 
@@ -100,10 +105,15 @@ final class PeerCore: @unchecked Sendable {
     /// Applied to the local description webrtcbin creates, before it is reported and set.
     private let editLocalDescription: @Sendable (String) -> String
 
+    /// Received H.264 is decoded; false: only depayloaded and counted.
+    private let decodesVideo: Bool
+    private var lastAccessUnitUnixNanos: Int64 = 0
+
     init(
-        options: LinkOptions, events: LinkEvents, negotiation: Negotiation,
+        options: LinkOptions, events: LinkEvents, negotiation: Negotiation, decodesVideo: Bool = true,
         editLocalDescription: @escaping @Sendable (String) -> String = { $0 }
     ) {
+        self.decodesVideo = decodesVideo
         self.options = options
         self.events = events
         self.negotiation = negotiation
@@ -176,6 +186,10 @@ final class PeerCore: @unchecked Sendable {
                 cgw_pad_unref(pad)
             }
             cgw_element_unref(encoded)
+        }
+        if let videoIn, events.keyFrameRequested != nil, let pad = cgw_element_get_static_pad(videoIn, "src") {
+            _ = cgw_pad_on_key_unit_request(pad, onKeyUnitRequested, CoreReference.retained(self), releaseCoreReference)
+            cgw_pad_unref(pad)
         }
 
         transition(to: .connecting)
@@ -423,13 +437,19 @@ final class PeerCore: @unchecked Sendable {
 
     fileprivate func padAdded(pad: OpaquePointer, media: String, encoding: String) {
         guard let pipeline = livePipeline() else { return }
-        let description = PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
+        let countOnly = !decodesVideo && media == "video" && encoding.uppercased() == "H264"
+        let description = countOnly ? PipelineDescriptions.countingH264Branch
+            : PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
         var error: UnsafeMutablePointer<CChar>?
         guard let bin = cgw_bin_new_from_description(description, &error) else {
             return fail(.pipelineError("receive branch for \(media)/\(encoding): \(takeCString(error))"))
         }
         if let sink = cgw_bin_get_child(bin, "frames") {
             _ = cgw_appsink_on_video_frame(sink, onVideoFrame, CoreReference.retained(self), releaseCoreReference)
+            cgw_element_unref(sink)
+        }
+        if let sink = cgw_bin_get_child(bin, "units") {
+            _ = cgw_appsink_on_buffer(sink, onReceivedAccessUnit, CoreReference.retained(self), releaseCoreReference)
             cgw_element_unref(sink)
         }
         if let sink = cgw_bin_get_child(bin, "sound") {
@@ -467,6 +487,23 @@ final class PeerCore: @unchecked Sendable {
         handler(DecodedVideoFrame(
             luma: bytes, width: Int(width), height: Int(height), stride: Int(stride), arrivalUnixNanos: arrival,
             ptsNanos: pts))
+    }
+
+    /// A depayloaded access unit of the peer's video (count-only receive path).
+    fileprivate func receivedAccessUnit(isKeyFrame: Bool) {
+        let now = cgw_unix_time_ns()
+        lock.withLock {
+            statistics.videoAccessUnitsReceived += 1
+            if isKeyFrame { statistics.videoKeyFramesReceived += 1 }
+            if lastAccessUnitUnixNanos == 0 {
+                statistics.firstAccessUnitUnixNanos = now
+            } else {
+                let gapMs = Int((now - lastAccessUnitUnixNanos) / 1_000_000)
+                statistics.longestAccessUnitGapMs = max(statistics.longestAccessUnitGapMs, gapMs)
+            }
+            lastAccessUnitUnixNanos = now
+            statistics.lastAccessUnitUnixNanos = now
+        }
     }
 
     fileprivate func count(_ update: (inout LinkStatistics) -> Void) {
@@ -721,6 +758,17 @@ private func onVideoFrame(
 ) {
     coreFrom(context)?.videoFrame(
         sample: sample, luma: luma, width: width, height: height, stride: stride, pts: pts, arrival: arrival)
+}
+
+private func onKeyUnitRequested(_ context: UnsafeMutableRawPointer?) {
+    guard let core = coreFrom(context), !core.currentState.isFinal else { return }
+    core.events.keyFrameRequested?()
+}
+
+private func onReceivedAccessUnit(
+    _ context: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int, _ pts: Int64, _ key: Bool
+) {
+    coreFrom(context)?.receivedAccessUnit(isKeyFrame: key)
 }
 
 private func onAudioSample(_ context: UnsafeMutableRawPointer?) {

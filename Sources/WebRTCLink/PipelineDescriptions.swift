@@ -63,11 +63,38 @@ enum PipelineDescriptions {
                 + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
                 + " ! \(encode)"
         case .h264AccessUnits:
+            // No width/height in the caps: h264parse reads them from each SPS, so the stream may
+            // change size at a key frame (PROTOCOL.md 4 `resolution`).
             source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=8"
-                + " caps=\"video/x-h264,stream-format=byte-stream,alignment=au,width=\(video.width),"
-                + "height=\(video.height),framerate=\(video.fps)/1\" ! h264parse name=videoencoded config-interval=-1"
+                + " caps=\"video/x-h264,stream-format=byte-stream,alignment=au,framerate=\(video.fps)/1\""
+                + " ! h264parse name=videoencoded config-interval=-1"
         }
         return source + " ! " + videoPayloader(payloadType: payloadType) + " ! webrtc."
+    }
+
+    /// A shared encoder (issue 11): frames in through "videoin", access units out of the appsink
+    /// "encoded" (byte-stream, one access unit per buffer, SPS/PPS before every IDR).
+    static func sharedEncoder(
+        video: VideoFormat, input: SharedH264Encoder.Input, encoderFactory: String, bitrateKbps: Int,
+        keyFrameIntervalSeconds: Int
+    ) -> String {
+        let encode = encoder(
+            factory: encoderFactory, video: video, bitrateKbps: bitrateKbps, keyFrameIntervalSeconds: keyFrameIntervalSeconds)
+        let source: String
+        switch input {
+        case .i420:
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=true max-buffers=4"
+                + " leaky-type=upstream caps=\"\(rawCaps(video))\" ! queue max-size-buffers=2"
+        case .captured(let format, let width, let height):
+            let decode = format == .mjpeg ? "jpegdec ! " : ""
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=true max-buffers=4"
+                + " leaky-type=upstream caps=\"\(format.caps(width: width, height: height, fps: video.fps))\""
+                + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
+        }
+        let parse = encoderFactory == "v4l2h264enc" ? "" : " ! h264parse config-interval=-1"
+        return source + " ! " + encode + parse
+            + " ! video/x-h264,stream-format=byte-stream,alignment=au"
+            + " ! appsink name=encoded sync=false async=false max-buffers=8 drop=false"
     }
 
     static func videoPayloader(payloadType: Int) -> String {
@@ -112,6 +139,10 @@ enum PipelineDescriptions {
     }
 
     static let discardBranch = "fakesink sync=false async=false"
+
+    /// Received H.264 depayloaded into access units and counted, not decoded.
+    static let countingH264Branch = "queue max-size-buffers=0 max-size-time=0 max-size-bytes=0"
+        + " ! rtph264depay request-keyframe=true ! appsink name=units sync=false async=false max-buffers=8 drop=true"
 
     /// Caps of a receive-only transceiver the offerer (app simulator) adds.
     static func offerVideoCaps(payloadType: Int, statingProfile: Bool) -> String {

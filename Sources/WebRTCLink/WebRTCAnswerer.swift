@@ -158,6 +158,14 @@ public final class WebRTCAnswerer: Sendable {
         return core.pushVideoBuffer(bytes, ptsNanos: ptsNanos, keyFrame: isKeyFrame)
     }
 
+    /// The same, stamped with the pipeline's running time at the push (a shared encoder's access
+    /// units: the link may switch between encoders whose clocks differ).
+    @discardableResult
+    public func pushH264AccessUnit(_ bytes: UnsafeRawBufferPointer, isKeyFrame: Bool) -> Bool {
+        guard media.videoInput == .h264AccessUnits, !bytes.isEmpty else { return false }
+        return core.pushVideoBuffer(bytes, ptsNanos: nil, keyFrame: isKeyFrame)
+    }
+
     @discardableResult
     public func pushH264AccessUnit(_ bytes: [UInt8], ptsNanos: Int64, isKeyFrame: Bool) -> Bool {
         bytes.withUnsafeBytes { pushH264AccessUnit($0, ptsNanos: ptsNanos, isKeyFrame: isKeyFrame) }

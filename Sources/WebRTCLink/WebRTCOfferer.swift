@@ -9,11 +9,19 @@ public struct OfferConfiguration: Sendable, Hashable {
     public var sendsVideo: VideoFormat?
     /// Payload type of the offered H.264.
     public var videoPayloadType: Int
+    /// Decode the received video (frames reach `LinkEvents.videoFrame`). false: access units are
+    /// only depayloaded and counted (`LinkStatistics.videoAccessUnitsReceived`), which is what a
+    /// benchmark with many streams on one machine can afford.
+    public var decodesVideo: Bool
 
-    public init(audioCodecs: [AudioCodec] = [.pcma, .opus], sendsVideo: VideoFormat? = nil, videoPayloadType: Int = 96) {
+    public init(
+        audioCodecs: [AudioCodec] = [.pcma, .opus], sendsVideo: VideoFormat? = nil, videoPayloadType: Int = 96,
+        decodesVideo: Bool = true
+    ) {
         self.audioCodecs = audioCodecs
         self.sendsVideo = sendsVideo
         self.videoPayloadType = videoPayloadType
+        self.decodesVideo = decodesVideo
     }
 }
 
@@ -29,7 +37,7 @@ public final class WebRTCOfferer: Sendable {
     public init(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = LinkOptions(), events: LinkEvents) {
         self.configuration = configuration
         let pt = configuration.videoPayloadType
-        core = PeerCore(options: options, events: events, negotiation: .offer) { offer in
+        core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo) { offer in
             // When the app sends video too, its transceiver's caps cannot name a profile-level-id
             // (x264's SPS says 42c0xx and webrtcbin would refuse the stream): state it here.
             SDPEditing.settingH264ProfileLevelID(in: offer, payloadType: pt, profileLevelID: "42e01f")

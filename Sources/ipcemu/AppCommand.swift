@@ -130,6 +130,8 @@ extension AppCommand {
         @Flag(help: "Also send this app's own test video (two-way; implies --video).") var sendVideo = false
         @Option(help: "Write every decoded frame's luma plane as PGM into this folder (implies --video).")
         var saveFrames: String?
+        @Option(help: "With --video: this many seconds after the link opens, switch it to the other stream (a 302 resolution message), and back after as many again; prints the new size and how long the switch took (implies --video).")
+        var switchAfter: Double?
 
         func validate() throws {
             guard CallType(rawValue: callType) != nil else { throw ValidationError("--call-type must be 1, 2 or 3; got \(callType)") }
@@ -138,9 +140,10 @@ extension AppCommand {
             if let h = hangupAfter, !(h >= 0 && h.isFinite) { throw ValidationError("--hangup-after must be zero or more seconds") }
             guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
             guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub; got '\(stream)'") }
+            if let s = switchAfter, !(s > 0 && s.isFinite) { throw ValidationError("--switch-after must be a positive number of seconds") }
         }
 
-        var wantsVideo: Bool { video || sendVideo || saveFrames != nil }
+        var wantsVideo: Bool { video || sendVideo || saveFrames != nil || switchAfter != nil }
 
         func run() async throws {
             let hbMs = Int64(heartbeatInterval * 1000)
@@ -184,6 +187,10 @@ extension AppCommand {
                                     sendVideo: sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil,
                                     saveFramesTo: saveFrames)
                                 videoSession = sid
+                                if let switchAfter {
+                                    let first: StreamType = stream == "sub" ? .main : .sub
+                                    Task { await Self.switchStreams(app: app, sessionId: sid, devId: devId, first: first, every: switchAfter) }
+                                }
                                 videoReporter = Task {
                                     while !Task.isCancelled {
                                         try? await Task.sleep(for: .seconds(1))
@@ -220,6 +227,35 @@ extension AppCommand {
             let code = Self.exitCode(outcome, answered: answered, heardFromDevice: heardFromDevice)
             note("ipcemu app call: \(code.meaning)")
             if code != .answered { throw ExitCode(code.rawValue) }
+        }
+
+        /// `--switch-after`: to `first`, then back, each `every` seconds apart; reports the size the
+        /// app decodes next and the time from the message to its first frame.
+        static func switchStreams(app: AppUser, sessionId: String, devId: String, first: StreamType, every: Double) async {
+            for target in [first, first == .main ? StreamType.sub : .main] {
+                try? await Task.sleep(for: seconds(every))
+                guard let before = await app.videoStats(sessionId: sessionId) else { return }
+                let sentAt = Date()
+                do {
+                    try await app.switchStream(sessionId: sessionId, devId: devId, to: target)
+                } catch {
+                    note("ipcemu app call: cannot send resolution: \(error)")
+                    return
+                }
+                say("           -> 302 resolution \(target.rawValue) (\(target == .main ? "main" : "sub"))")
+                let deadline = Date().addingTimeInterval(5)
+                while Date() < deadline {
+                    if let stats = await app.videoStats(sessionId: sessionId), stats.sizeChanges.count > before.sizeChanges.count,
+                        let change = stats.sizeChanges.last
+                    {
+                        say(String(format: "           video: switched to %dx%d in %.0f ms (first frame's stamp %@)", change.width,
+                                   change.height, change.at.timeIntervalSince(sentAt) * 1000, change.stampRead ? "read" : "unreadable"))
+                        break
+                    }
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                if Date() >= deadline { say("           video: no size change within 5 s of the resolution message") }
+            }
         }
 
         static func exitCode(_ record: CallRecord?, answered: Bool, heardFromDevice: Bool) -> CallExitCode {

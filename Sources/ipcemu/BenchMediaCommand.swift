@@ -26,8 +26,19 @@ extension BenchCommand {
         var warmup: Int = 1
         @Option(help: "Seconds of video per call.") var seconds: Double = 3
         @Option(help: "Device profile (the main stream's size and rate are used).") var profile: String = "device-profiles/doorbell.yaml"
+        @Option(help: "Instead of calls one after another: this many live-view links of the device streaming at once, added one at a time (the CPU curve), then measured together for --seconds.")
+        var concurrent: Int?
+        @Option(help: "With --concurrent: the stream every link asks for, main or sub.") var stream: String = "main"
+        @Option(help: "With --concurrent: how many of the streams the app decodes and stamp-reads (the others are counted).")
+        var decodeSample: Int = 2
+        @Option(help: "With --concurrent: seconds the device's CPU is measured after each added stream.")
+        var stepSeconds: Double = 1
 
         func validate() throws {
+            if let concurrent, concurrent < 1 { throw ValidationError("--concurrent must be at least 1") }
+            guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub") }
+            guard decodeSample >= 0 else { throw ValidationError("--decode-sample must be zero or more") }
+            guard stepSeconds > 0.1 else { throw ValidationError("--step-seconds must be more than 0.1") }
             guard calls >= 1 else { throw ValidationError("--calls must be at least 1") }
             guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more") }
             guard seconds > 0.5 else { throw ValidationError("--seconds must be more than 0.5") }
@@ -42,6 +53,9 @@ extension BenchCommand {
             let device = Process()
             device.executableURL = URL(fileURLWithPath: exe)
             device.arguments = ["run", "--profile", profile, "--broker", broker.url, "--answer", "answer:0", "--log-level", "warning"]
+            if let concurrent {
+                device.arguments? += ["--max-live-view", "\(concurrent)", "--live-view-limit", "\(concurrent)"]
+            }
             device.standardOutput = FileHandle.nullDevice
             try device.run()
             defer { if device.isRunning { device.terminate() } }
@@ -59,6 +73,17 @@ extension BenchCommand {
                 online = (try? await app.fetchDeviceCallAbility(devId: devId, timeout: .milliseconds(200))) != nil
             }
             guard online else { throw ValidationError("the device did not come up") }
+            if let concurrent {
+                guard p.capabilities.liveView else { throw ValidationError("--concurrent needs a profile with liveView: true") }
+                let bench = ConcurrentMediaBench(
+                    streams: concurrent, decodedSample: min(decodeSample, concurrent), stream: stream == "sub" ? .sub : .main,
+                    seconds: seconds, stepSeconds: stepSeconds)
+                let ok = try await bench.run(app: app, devId: devId, devicePid: device.processIdentifier)
+                await app.stop()
+                device.terminate()
+                if !ok { throw ExitCode(1) }
+                return
+            }
 
             var firstFrame: [Double] = []
             var latencies: [Double] = []

@@ -34,6 +34,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Address the private broker listens on (default 127.0.0.1; 0.0.0.0 lets a phone on the LAN in).")
     var bindAddress: String = "127.0.0.1"
 
+    @Option(help: "Live-view links (without an answered call) this process may have open at once; a call's link never counts. Also capped per device by the profile's capabilities.liveViewLimit.")
+    var maxLiveView: Int = 64
+
+    @Option(help: "Override the profile's capabilities.liveViewLimit (live-view links per device).")
+    var liveViewLimit: Int?
+
     @OptionGroup var logOptions: LogOptions
 
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
@@ -44,6 +50,7 @@ struct RunCommand: AsyncParsableCommand {
             profile = try profile.instance(index: 0)
         }
         if let answer { profile.behaviour.answerPolicy = try parseAnswerPolicy(answer) }
+        if let liveViewLimit { profile.capabilities.liveViewLimit = max(0, liveViewLimit) }
         let log = logOptions.makeLog()
         for warning in profile.warnings {
             log.log(.warning, "profile: \(warning)")
@@ -66,6 +73,9 @@ struct RunCommand: AsyncParsableCommand {
             brokerURL: brokerURL, clientID: profile.identity.devId,
             caFile: caFile ?? profile.broker.caFile, certFile: profile.broker.certFile, keyFile: profile.broker.keyFile)
 
+        // Plugins loaded now, and a ringing call's video feed started while it rings (issue 11).
+        MediaPreparation.enable()
+        MediaPreparation.setProcessLiveViewLimit(maxLiveView)
         let device = try Device(profile: profile, connection: options, log: log)
         let control = try await controlOptions.attach(to: device)
         try await device.start()

@@ -33,15 +33,34 @@ struct P2PLinkRulesTests {
         #expect(rules.links.isEmpty)
     }
 
-    @Test("Live view: any authorised offer opens; a second offer for the session replaces the link and takes it over")
+    @Test("Live view: any authorised offer opens; the owner's second offer replaces the link, another user's is refused")
     func liveViewAndReplace() {
         var live = secrets
         live.liveView = true
         var rules = P2PLinkRules(device: live)
         #expect(rules.receiveOffer(sessionId: "v", from: "alice", auth: auth, answeredCall: nil) == .open(replacing: false))
-        #expect(rules.receiveOffer(sessionId: "v", from: "bob", auth: auth, answeredCall: nil) == .open(replacing: true))
-        #expect(rules.accepts(sessionId: "v", from: "bob"))
-        #expect(!rules.accepts(sessionId: "v", from: "alice"))
+        guard case .refuse(let why) = rules.receiveOffer(sessionId: "v", from: "bob", auth: auth, answeredCall: nil) else {
+            Issue.record("bob took over alice's link"); return
+        }
+        #expect(why.contains("another user"))
+        #expect(rules.accepts(sessionId: "v", from: "alice"))
+        #expect(!rules.accepts(sessionId: "v", from: "bob"))
+        #expect(rules.receiveOffer(sessionId: "v", from: "alice", auth: auth, answeredCall: nil) == .open(replacing: true))
+        #expect(rules.accepts(sessionId: "v", from: "alice"))
+    }
+
+    @Test("At most maxLinks links; a new session past the cap is refused, the owner may still replace")
+    func linkCap() {
+        var live = secrets
+        live.liveView = true
+        var rules = P2PLinkRules(device: live, maxLinks: 2)
+        #expect(rules.receiveOffer(sessionId: "a", from: "u1", auth: auth, answeredCall: nil) == .open(replacing: false))
+        #expect(rules.receiveOffer(sessionId: "b", from: "u2", auth: auth, answeredCall: nil) == .open(replacing: false))
+        guard case .refuse = rules.receiveOffer(sessionId: "c", from: "u3", auth: auth, answeredCall: nil) else {
+            Issue.record("a third link past the cap of 2 was accepted"); return
+        }
+        #expect(rules.receiveOffer(sessionId: "b", from: "u2", auth: auth, answeredCall: nil) == .open(replacing: true))
+        #expect(rules.links.count == 2)
     }
 
     @Test("disconnect counts only from the link's peer; a closed link accepts nothing")

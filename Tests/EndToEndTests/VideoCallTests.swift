@@ -2,6 +2,7 @@ import AppSimulator
 import CallEngine
 import CallRuntime
 import DeviceProfile
+import Foundation
 import Emulator
 import IPCWire
 import Testing
@@ -149,6 +150,77 @@ extension EndToEnd {
                 #expect(await Self.until(.seconds(5)) { await h.device.mediaLinks.isEmpty })
                 #expect(await h.device.status.phase == .answered)
                 #expect(await h.device.status.media.openLinks == 0)
+                try await alice.hangUp()
+            }
+        }
+
+        @Test("resolution: main -> sub -> main on the same link, each switch within 1 s and starting at a key frame",
+              .timeLimit(.minutes(1)))
+        func resolutionSwitch() async throws {
+            try await withHarness(edit: {
+                Self.smallVideo(&$0)
+                $0.capabilities.video?.sub = DeviceProfile.StreamFormat(width: 320, height: 180, fps: 15)
+            }) { h in
+                let (alice, events) = try await h.app("user-alice")
+                try await alice.startCall(devId: h.devId, timeoutSeconds: 10)
+                #expect(await events.first { $0.receivedEvent(.answer) } != nil)
+                let sid = try await alice.openVideo(streamType: .main)
+                #expect(await Self.until(.seconds(20)) { (await alice.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= 10 })
+                #expect(await alice.videoStats(sessionId: sid)?.width == 640)
+
+                var switchTimes: [Double] = []
+                for (index, (stream, width, height)) in [(StreamType.sub, 320, 180), (.main, 640, 360)].enumerated() {
+                    let keysBefore = try #require(await h.device.mediaStats(sessionId: sid)).videoKeyFramesSent
+                    let sentAt = Date()
+                    try await alice.switchStream(sessionId: sid, devId: h.devId, to: stream)
+                    #expect(await Self.until(.seconds(5)) {
+                        (await alice.videoStats(sessionId: sid)?.sizeChanges.count ?? 0) > index
+                    })
+                    let stats = try #require(await alice.videoStats(sessionId: sid))
+                    let change = try #require(stats.sizeChanges.dropFirst(index).first)
+                    #expect(change.width == width && change.height == height, "\(stats.sizeChanges)")
+                    // The first frame at the new size decoded whole: its stamp reads.
+                    #expect(change.stampRead)
+                    let took = change.at.timeIntervalSince(sentAt)
+                    switchTimes.append(took * 1000)
+                    #expect(took < 1.0, "switch to \(width)x\(height) took \(took) s")
+                    // The device sent a key frame for the new stream, on the same link.
+                    let after = try #require(await h.device.mediaStats(sessionId: sid))
+                    #expect(after.videoKeyFramesSent > keysBefore)
+                    #expect(await h.device.mediaLinks.count == 1)
+                    // Frames keep coming at the new size.
+                    let decoded = stats.framesDecoded
+                    #expect(await Self.until(.seconds(5)) {
+                        let s = await alice.videoStats(sessionId: sid)
+                        return (s?.framesDecoded ?? 0) >= decoded + 10 && s?.width == width
+                    })
+                }
+                let final = try #require(await alice.videoStats(sessionId: sid))
+                #expect(final.stampErrors == 0, "\(final.summary)")
+                print("resolution switch times (ms): \(switchTimes.map { Int($0) })")
+
+                // A value the profile has no stream for, and a stranger's switch: dropped, the
+                // link goes on at its size.
+                let (mallory, _) = try await h.app("user-mallory")
+                try await mallory.switchStream(sessionId: sid, devId: h.devId, to: .sub)
+                #expect(await h.deviceEvents.first(within: .seconds(5)) { e -> Bool? in
+                    if case .refused(let why) = e, why.contains("user-mallory") { true } else { nil }
+                } == true)
+                let bad = SignalMessage(header: SignalHeader(from: "user-alice", to: h.devId, sessionId: sid),
+                                        body: .resolution(SignalResolution(value: 7)))
+                try await alice.send(bad.envelope(t: WallClock.nowSeconds()), to: h.devId)
+                let noLink = SignalMessage(header: SignalHeader(from: "user-alice", to: h.devId, sessionId: "no-link"),
+                                           body: .resolution(SignalResolution(streamType: .sub)))
+                try await alice.send(noLink.envelope(t: WallClock.nowSeconds()), to: h.devId)
+                // Alice's two arrive in order: once the second is refused, the first was handled.
+                #expect(await h.deviceEvents.first(within: .seconds(5)) { e -> Bool? in
+                    if case .refused(let why) = e, why.contains("'no-link'") { true } else { nil }
+                } == true)
+                let refusals = await h.deviceEvents.all { e -> String? in if case .refused(let why) = e { why } else { nil } }
+                #expect(refusals.contains { $0.contains("value 7") }, "\(refusals)")
+                let decoded = try #require(await alice.videoStats(sessionId: sid)).framesDecoded
+                #expect(await Self.until(.seconds(5)) { (await alice.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= decoded + 15 })
+                #expect(await alice.videoStats(sessionId: sid)?.sizeChanges.count == 2)
                 try await alice.hangUp()
             }
         }

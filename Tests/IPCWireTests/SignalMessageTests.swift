@@ -34,6 +34,28 @@ struct SignalMessageTests {
         }
     }
 
+    @Test("resolution (PROTOCOL.md 4): round trip, the spec's form, any integer value decodes, a missing value is named")
+    func resolution() throws {
+        for value: Int64 in [0, 1, 7, -1] {
+            let msg = SignalMessage(header: header, body: .resolution(SignalResolution(value: value)))
+            #expect(try roundTrip(msg) == msg)
+            #expect(msg.type == .resolution)
+        }
+        #expect(SignalResolution(value: 0).streamType == .main)
+        #expect(SignalResolution(value: 1).streamType == .sub)
+        #expect(SignalResolution(value: 2).streamType == nil)
+        #expect(SignalResolution(value: Int64.min).streamType == nil)
+        let json = #"""
+        {"protocol":302,"pv":"2.2","t":1732200000,"data":{
+          "header":{"type":"resolution","from":"u1","to":"dev1","sessionid":"s1"},
+          "msg":{"mode":"webrtc","value":1}}}
+        """#
+        let decoded = try SignalMessage.decode(envelopeData: try Envelope.decode(Array(json.utf8)).data)
+        #expect(decoded.body == .resolution(SignalResolution(streamType: .sub)))
+        let missing = json.replacingOccurrences(of: #","value":1"#, with: "")
+        #expect(throws: WireError.self) { try SignalMessage.decode(envelopeData: try Envelope.decode(Array(missing.utf8)).data) }
+    }
+
     @Test func decodesTheProtocolExample() throws {
         let json = #"""
         {"protocol":302,"pv":"2.2","t":1732200000,"data":{
@@ -131,7 +153,7 @@ struct SignalMessageTests {
         ("\"token\":[]", "\"token\":[{\"username\":\"\"}]", WireError.missingField("data.msg.token[0].urls")),
         ("\"token\":[]", "\"token\":[{\"urls\":[\"stun:a\",3]}]", WireError.wrongType(field: "data.msg.token[0].urls[1]", expected: "string")),
         ("\"moto_id\":\"\"", "\"moto_id\":false", WireError.wrongType(field: "data.header.moto_id", expected: "string")),
-        ("\"type\":\"offer\"", "\"type\":\"bye\"", WireError.invalidValue(field: "data.header.type", value: "'bye'", expected: "offer, answer, candidate or disconnect")),
+        ("\"type\":\"offer\"", "\"type\":\"bye\"", WireError.invalidValue(field: "data.header.type", value: "'bye'", expected: "offer, answer, candidate, disconnect or resolution")),
     ])
     func wrongTypesAreNamed(old: String, new: String, error: WireError) throws {
         let json = Self.base.replacingOccurrences(of: old, with: new)

@@ -16,7 +16,7 @@ struct CapturedFramesTests {
             switch format {
             case .mjpeg: out.append(try Snapshot.encode(frame, as: .jpeg, jpegQuality: 85))
             case .yuyv: out.append(Self.yuyv(fromI420: frame.bytes, width: 640, height: 360))
-            case .nv12: out.append([])
+            case .nv12, .i420: out.append([])
             }
         }
         return out

@@ -61,6 +61,9 @@ int64_t cgw_unix_time_ns(void);
 
 /* gst_parse_launch; returns a pipeline (owned: release with cgw_element_unref) or NULL with error. */
 CgwElement *cgw_pipeline_new_from_description(const char *description, char **error_out);
+/* The same, not counted by cgw_live_pipeline_count (process-wide shared encoders, which outlive
+ * the links that use them). */
+CgwElement *cgw_pipeline_new_uncounted(const char *description, char **error_out);
 /* A child by name, searched recursively; a new reference or NULL. */
 CgwElement *cgw_bin_get_child(CgwElement *bin, const char *name);
 void cgw_element_unref(CgwElement *element);
@@ -212,5 +215,15 @@ int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc);
 /* Sends a GstForceKeyUnit event upstream from a pad (on a receive path this makes the RTP session
  * send a PLI/FIR to the peer). */
 bool cgw_pad_request_key_unit_upstream(CgwPad *pad);
+/* Calls fn each time a GstForceKeyUnit event travels upstream through the pad (on a send path:
+ * the RTP session got a PLI/FIR, or the payloader asked). The event goes on unchanged. */
+unsigned long cgw_pad_on_key_unit_request(CgwPad *pad, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
+
+/* ---- Encoded output of a shared encoder ---- */
+
+/* Each buffer an appsink receives, mapped: its bytes (borrowed for the call), PTS (ns, -1 none),
+ * and whether it is a key unit (no DELTA_UNIT flag). */
+typedef void (*cgw_encoded_fn)(void *ctx, const uint8_t *bytes, size_t length, int64_t pts_ns, bool key_unit);
+bool cgw_appsink_on_buffer(CgwElement *appsink, cgw_encoded_fn fn, void *ctx, cgw_release_fn release);
 
 #endif

@@ -23,6 +23,8 @@ public struct SignalDisconnect: Sendable, Equatable, Hashable {
 
     /// The device refuses an offer (bad `auth`, or no answered call from that user) **[ours]**.
     public static let unauthorised: Int64 = 1
+    /// The device cannot open the link now (a live-view limit reached, a camera that failed) **[ours]**.
+    public static let unavailable: Int64 = 2
 
     public init(closeReason: Int64, mode: String = webRTCMode) {
         self.mode = mode

@@ -8,6 +8,8 @@ public enum SignalType: String, Sendable, CaseIterable, Hashable {
     case candidate
     /// Both ways.
     case disconnect
+    /// App -> device: switch the link between main and sub stream.
+    case resolution
 }
 
 /// The `header` of a 302 message minus its `type` (which `SignalBody` carries).
@@ -47,7 +49,7 @@ public struct SignalHeader: Sendable, Equatable, Hashable {
         let typeName = try r.string("type")
         guard let type = SignalType(rawValue: typeName) else {
             throw .invalidValue(field: r.fieldPath("type"), value: "'\(typeName)'",
-                                expected: "offer, answer, candidate or disconnect")
+                                expected: "offer, answer, candidate, disconnect or resolution")
         }
         let header = SignalHeader(
             from: try r.string("from"), to: try r.string("to"), sessionId: try r.string("sessionid"),

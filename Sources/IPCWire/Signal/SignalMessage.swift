@@ -4,6 +4,7 @@ public enum SignalBody: Sendable, Equatable, Hashable {
     case answer(SignalAnswer)
     case candidate(ICECandidate)
     case disconnect(SignalDisconnect)
+    case resolution(SignalResolution)
 
     public var type: SignalType {
         switch self {
@@ -11,6 +12,7 @@ public enum SignalBody: Sendable, Equatable, Hashable {
         case .answer: .answer
         case .candidate: .candidate
         case .disconnect: .disconnect
+        case .resolution: .resolution
         }
     }
 
@@ -20,6 +22,7 @@ public enum SignalBody: Sendable, Equatable, Hashable {
         case .answer(let m): m.json
         case .candidate(let m): m.json
         case .disconnect(let m): m.json
+        case .resolution(let m): m.json
         }
     }
 }
@@ -50,6 +53,7 @@ public struct SignalMessage: Sendable, Equatable, Hashable {
         case .answer: .answer(try SignalAnswer.decode(msg))
         case .candidate: .candidate(try ICECandidate.decode(msg))
         case .disconnect: .disconnect(try SignalDisconnect.decode(msg))
+        case .resolution: .resolution(try SignalResolution.decode(msg))
         }
         return SignalMessage(header: header, body: body)
     }

@@ -1,0 +1,249 @@
+import Camera
+import Dispatch
+import Foundation
+import WebRTCLink
+
+/// Encode once, fan out (issue 11): per process, one capture per camera and one H.264 stream per
+/// (camera, stream size), shared by every P2P link that sends it. A V4L2 camera is opened once
+/// however many links (live view and a call) stream it; a clip or an H.264 camera is passed
+/// through from its one reader. A feed nobody uses lingers a little (a call that follows finds it
+/// warm), then stops, and its capture with it when that was the last user.
+final class VideoFeeds: @unchecked Sendable {
+    static let shared = VideoFeeds()
+
+    /// How long a feed runs on after its last user left.
+    var linger: Duration {
+        get { lock.withLock { lingerDuration } }
+        set { lock.withLock { lingerDuration = newValue } }
+    }
+
+    /// Whether a ringing call starts its main stream's feed (`P2PLink.prepare`): on in `ipcemu
+    /// run` and the benchmark, off by default so that audio-only tests pay nothing.
+    var preparesWhileRinging: Bool {
+        get { lock.withLock { prepareOnRing } }
+        set { lock.withLock { prepareOnRing = newValue } }
+    }
+
+    private let lock = NSLock()
+    private var lingerDuration: Duration = .seconds(5)
+    private var prepareOnRing = false
+    private var captures: [String: Capture] = [:]
+    private var feeds: [String: Feed] = [:]
+
+    init() {}
+
+    /// A running feed of `camera` sent at `output` (the size an encoder makes; ignored when the
+    /// camera delivers H.264). Balance with `release`.
+    func acquire(camera: CameraConfig, output: VideoFormat) throws(CameraError) -> Feed {
+        let captureKey = Self.captureKey(camera)
+        let feedKey = "\(captureKey)|out \(output.width)x\(output.height)@\(output.fps)"
+        lock.lock()
+        defer { lock.unlock() }
+        if let feed = feeds[feedKey] {
+            feed.users += 1
+            feed.generation += 1
+            return feed
+        }
+        let capture: Capture
+        if let existing = captures[captureKey] {
+            capture = existing
+        } else {
+            capture = Capture(key: captureKey, source: try camera.makeSource())
+            try capture.start()
+            captures[captureKey] = capture
+        }
+        let feed = Feed(key: feedKey, output: output, capture: capture)
+        feed.users = 1
+        feeds[feedKey] = feed
+        capture.attach(feed)
+        return feed
+    }
+
+    /// Gives a feed back; the last user's release stops it after `linger`.
+    func release(_ feed: Feed) {
+        let (generation, delay): (Int, Duration) = lock.withLock {
+            feed.users = max(0, feed.users - 1)
+            feed.generation += 1
+            return (feed.generation, lingerDuration)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay.nanosecondsValue))) {
+            [weak self] in self?.stopIfUnused(feed, generation: generation)
+        }
+    }
+
+    /// Starts a feed now and keeps it for `duration` (a call that rings: its link finds the
+    /// encoder running and a key frame ready).
+    func hold(camera: CameraConfig, output: VideoFormat, for duration: Duration) {
+        guard let feed = try? acquire(camera: camera, output: output) else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: duration.nanosecondsValue))) {
+            [weak self] in self?.release(feed)
+        }
+    }
+
+    /// Open captures and feeds (for tests and the benchmark).
+    var counts: (captures: Int, feeds: Int) { lock.withLock { (captures.count, feeds.count) } }
+
+    private func stopIfUnused(_ feed: Feed, generation: Int) {
+        let captureToStop: Capture?? = lock.withLock {
+            guard feed.users == 0, feed.generation == generation, feeds[feed.key] === feed else { return nil }
+            feeds.removeValue(forKey: feed.key)
+            let capture = feed.capture
+            capture.detach(feed)
+            guard capture.feedCount == 0 else { return .some(nil) }
+            captures.removeValue(forKey: capture.key)
+            return .some(capture)
+        }
+        guard let stop = captureToStop else { return }
+        feed.stop()
+        stop?.stop()
+    }
+
+    /// One capture per camera: kind, capture size, rate and format. The test pattern is drawn per
+    /// stream size, so each of its sizes is its own capture.
+    static func captureKey(_ camera: CameraConfig) -> String {
+        "\(camera.kind) \(camera.width)x\(camera.height)@\(camera.fps) \(camera.preferredFormat?.rawValue ?? "any")"
+    }
+
+    // MARK: - Capture
+
+    /// One started frame source and the feeds it feeds.
+    final class Capture: @unchecked Sendable {
+        let key: String
+        let source: any FrameSource
+        private let lock = NSLock()
+        private var consumers: [ObjectIdentifier: Feed] = [:]
+
+        init(key: String, source: any FrameSource) {
+            self.key = key
+            self.source = source
+        }
+
+        func start() throws(CameraError) {
+            try source.start { [weak self] event in
+                guard let self, case .frame(let frame) = event else { return }
+                let feeds = self.lock.withLock { Array(self.consumers.values) }
+                for feed in feeds { feed.take(frame) }
+            }
+        }
+
+        func attach(_ feed: Feed) { lock.withLock { consumers[ObjectIdentifier(feed)] = feed } }
+        func detach(_ feed: Feed) { _ = lock.withLock { consumers.removeValue(forKey: ObjectIdentifier(feed)) } }
+        var feedCount: Int { lock.withLock { consumers.count } }
+        func stop() { source.stop() }
+    }
+
+    // MARK: - Feed
+
+    /// One H.264 stream: a shared encoder made on the first frame (whose format and size it
+    /// takes), or the camera's own H.264 passed through. Links subscribe to `fanOut`.
+    final class Feed: @unchecked Sendable {
+        let key: String
+        let output: VideoFormat
+        let capture: Capture
+        let fanOut: VideoFanOut
+        // Guarded by VideoFeeds.lock.
+        var users = 0
+        var generation = 0
+
+        private let lock = NSLock()
+        private var encoder: SharedH264Encoder?
+        private var encoderInput: SharedH264Encoder.Input?
+        private var failure: String?
+        private var stopped = false
+        private var framesTaken = 0
+
+        init(key: String, output: VideoFormat, capture: Capture) {
+            self.key = key
+            self.output = output
+            self.capture = capture
+            let box = FeedBox()
+            fanOut = VideoFanOut { box.feed?.forceKeyFrame() }
+            box.feed = self
+        }
+
+        /// Why the feed sends nothing (an encoder that could not be built), if it does not.
+        var error: String? { lock.withLock { failure ?? encoder?.error } }
+        var encoderStats: SharedH264Encoder.Statistics? { lock.withLock { encoder?.stats } }
+        var isPassThrough: Bool { lock.withLock { encoder == nil && framesTaken > 0 && failure == nil } }
+
+        fileprivate func forceKeyFrame() { lock.withLock { encoder }?.forceKeyFrame() }
+
+        /// One frame from the capture (its thread).
+        func take(_ frame: Frame) {
+            if frame.format == .h264 {
+                lock.withLock { framesTaken += 1 }
+                frame.bytes.withUnsafeBytes { fanOut.deliver($0, isKeyFrame: frame.isKeyFrame) }
+                return
+            }
+            let input: SharedH264Encoder.Input
+            switch frame.format {
+            case .i420 where frame.width == output.width && frame.height == output.height: input = .i420
+            case .i420: input = .captured(.i420, width: frame.width, height: frame.height)
+            case .nv12: input = .captured(.nv12, width: frame.width, height: frame.height)
+            case .yuyv: input = .captured(.yuyv, width: frame.width, height: frame.height)
+            case .mjpeg: input = .captured(.mjpeg, width: frame.width, height: frame.height)
+            case .h264: return
+            }
+            guard let encoder = encoder(for: input) else { return }
+            _ = frame.bytes.withUnsafeBytes { encoder.push($0) }
+        }
+
+        /// The encoder for this input, made (or remade, when the camera's format changed) here.
+        private func encoder(for input: SharedH264Encoder.Input) -> SharedH264Encoder? {
+            let (current, old): (SharedH264Encoder?, SharedH264Encoder?) = lock.withLock {
+                framesTaken += 1
+                if stopped { return (nil, nil) }
+                if encoderInput == input { return (encoder, nil) }
+                defer {
+                    encoder = nil
+                    encoderInput = input
+                }
+                return (nil, encoder)
+            }
+            if let current { return current }
+            old?.stop()
+            guard lock.withLock({ !stopped && encoder == nil && failure == nil }) else { return nil }
+            do {
+                let made = try SharedH264Encoder(video: output, input: input, output: fanOut)
+                try made.start()
+                let keep: Bool = lock.withLock {
+                    guard !stopped, encoderInput == input else { return false }
+                    encoder = made
+                    return true
+                }
+                guard keep else {
+                    made.stop()
+                    return nil
+                }
+                // Links that joined before the encoder existed wait for its first key frame,
+                // which an encoder makes at start anyway.
+                return made
+            } catch {
+                lock.withLock { failure = "cannot encode \(input): \(error)" }
+                return nil
+            }
+        }
+
+        func stop() {
+            let encoder: SharedH264Encoder? = lock.withLock {
+                stopped = true
+                defer { self.encoder = nil }
+                return self.encoder
+            }
+            encoder?.stop()
+        }
+    }
+
+    private final class FeedBox: @unchecked Sendable {
+        weak var feed: Feed?
+    }
+}
+
+extension Duration {
+    var nanosecondsValue: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? UInt64.max : whole &+ UInt64(max(0, attoseconds / 1_000_000_000))
+    }
+}

@@ -1,0 +1,208 @@
+// One H.264 encoder for every link that streams the same camera at the same size (issue 11): raw
+// or captured frames in, constrained-baseline access units out to a `VideoFanOut`. Key frames on
+// request (a join, a PLI/FIR, a stream switch) go through the fan-out's rate limit.
+//
+// Threads: `push` from the camera's thread; access units come out on the encoder's streaming
+// thread; the bus is watched on the shared loop. Mutable state is behind `lock`.
+import CGstWebRTC
+import Foundation
+
+public final class SharedH264Encoder: @unchecked Sendable {
+    /// What comes in.
+    public enum Input: Sendable, Hashable {
+        /// I420 frames of exactly `video`'s size.
+        case i420
+        /// Frames as a camera captured them (JPEG, YUYV, NV12) at the capture size; decoded and
+        /// scaled to `video`'s size here.
+        case captured(CapturedFormat, width: Int, height: Int)
+    }
+
+    /// Counters of the encoder; they only grow.
+    public struct Statistics: Sendable, Hashable {
+        /// Frames pushed in.
+        public var framesIn = 0
+        /// Frames the appsrc refused (flushing, stopped).
+        public var framesRefused = 0
+        /// Access units that came out.
+        public var accessUnitsOut = 0
+        public var keyFramesOut = 0
+    }
+
+    public let video: VideoFormat
+    public let input: Input
+    /// The H.264 encoder element ("x264enc", "v4l2h264enc").
+    public let encoderFactory: String
+    /// Where the access units go.
+    public let fanOut: VideoFanOut
+    private let description: String
+    private let lock = NSLock()
+    private var pipeline: OpaquePointer?
+    private var appsrc: OpaquePointer?
+    private var encoded: OpaquePointer?
+    private var busWatch: UInt32 = 0
+    private var statistics = Statistics()
+    private var failure: String?
+    private var stopped = false
+
+    public init(
+        video: VideoFormat, input: Input, encoder: H264EncoderChoice = .automatic, bitrateKbps: Int? = nil,
+        keyFrameIntervalSeconds: Int = 2, minimumKeyFrameSpacing: Duration = .milliseconds(250),
+        output: VideoFanOut? = nil
+    ) throws(WebRTCLinkError) {
+        try GStreamerRuntime.start()
+        self.video = video
+        self.input = input
+        encoderFactory = PipelineDescriptions.encoderFactory(
+            for: encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
+        description = PipelineDescriptions.sharedEncoder(
+            video: video, input: input, encoderFactory: encoderFactory,
+            bitrateKbps: bitrateKbps ?? PipelineDescriptions.defaultBitrateKbps(video),
+            keyFrameIntervalSeconds: keyFrameIntervalSeconds)
+        if let output {
+            // The owner of `output` routes its key frame requests to `forceKeyFrame()`.
+            fanOut = output
+        } else {
+            let box = EncoderBox()
+            fanOut = VideoFanOut(minimumKeyFrameSpacing: minimumKeyFrameSpacing) { box.encoder?.forceKeyFrame() }
+            box.encoder = self
+        }
+    }
+
+    deinit { stop() }
+
+    /// Builds and plays the pipeline.
+    public func start() throws(WebRTCLinkError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let pipeline = cgw_pipeline_new_uncounted(description, &error) else {
+            throw .pipeline(takeCString(error))
+        }
+        let appsrc = cgw_bin_get_child(pipeline, "videoin")
+        let sink = cgw_bin_get_child(pipeline, "encoded")
+        let encoded = cgw_bin_get_child(pipeline, "videoencoded")
+        lock.withLock {
+            self.pipeline = pipeline
+            self.appsrc = appsrc
+            self.encoded = encoded
+        }
+        guard let sink, appsrc != nil, encoded != nil else {
+            if let sink { cgw_element_unref(sink) }
+            stop()
+            throw .pipeline("the shared encoder pipeline lacks videoin, videoencoded or encoded")
+        }
+        _ = cgw_appsink_on_buffer(sink, onEncodedAccessUnit, retainedBox(), releaseEncoderBox)
+        cgw_element_unref(sink)
+        let watch = cgw_bus_watch(pipeline, onEncoderBusMessage, retainedBox(), releaseEncoderBox)
+        lock.withLock { busWatch = watch }
+        guard cgw_pipeline_play(pipeline) else {
+            stop()
+            throw .pipeline("the shared encoder refused to play: \(description)")
+        }
+    }
+
+    /// Pushes one frame (I420 of `video`'s size, or a captured frame of the capture size). False
+    /// when it does not fit or the encoder is stopped. Timestamps come from the pipeline clock.
+    @discardableResult
+    public func push(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        switch input {
+        case .i420:
+            guard bytes.count == WebRTCAnswerer.i420Size(width: video.width, height: video.height) else { return false }
+        case .captured(let format, let width, let height):
+            if let size = format.frameSize(width: width, height: height), bytes.count != size { return false }
+            if bytes.isEmpty { return false }
+        }
+        guard let appsrc = lock.withLock({ stopped ? nil : self.appsrc }) else { return false }
+        let ok = cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, -1, -1, false)
+        lock.withLock {
+            statistics.framesIn += 1
+            if !ok { statistics.framesRefused += 1 }
+        }
+        return ok
+    }
+
+    @discardableResult
+    public func push(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { push($0) } }
+
+    public var stats: Statistics { lock.withLock { statistics } }
+    /// The first error the pipeline reported, if any.
+    public var error: String? { lock.withLock { failure } }
+
+    /// Stops the pipeline (idempotent). Subscribers get nothing more.
+    public func stop() {
+        let (pipeline, appsrc, encoded, watch): (OpaquePointer?, OpaquePointer?, OpaquePointer?, UInt32) = lock.withLock {
+            guard !stopped else { return (nil, nil, nil, 0) }
+            stopped = true
+            defer {
+                self.pipeline = nil
+                self.appsrc = nil
+                self.encoded = nil
+            }
+            return (self.pipeline, self.appsrc, self.encoded, busWatch)
+        }
+        if watch != 0 { cgw_shared_loop_remove_source(watch) }
+        if let pipeline {
+            cgw_pipeline_stop(pipeline)
+            cgw_element_unref(pipeline)
+        }
+        if let appsrc { cgw_element_unref(appsrc) }
+        if let encoded { cgw_element_unref(encoded) }
+    }
+
+    // MARK: Callbacks
+
+    /// Makes the next access unit a key frame, now (no rate limit: ask `fanOut` for that).
+    public func forceKeyFrame() {
+        guard let encoded = lock.withLock({ stopped ? nil : self.encoded }),
+            let pad = cgw_element_get_static_pad(encoded, "src")
+        else { return }
+        _ = cgw_pad_request_key_unit_upstream(pad)
+        cgw_pad_unref(pad)
+    }
+
+    fileprivate func accessUnit(_ bytes: UnsafeRawBufferPointer, isKeyFrame: Bool) {
+        lock.withLock {
+            statistics.accessUnitsOut += 1
+            if isKeyFrame { statistics.keyFramesOut += 1 }
+        }
+        fanOut.deliver(bytes, isKeyFrame: isKeyFrame)
+    }
+
+    fileprivate func busMessage(kind: Int32, source: String, text: String) {
+        guard kind == Int32(CGW_BUS_ERROR) else { return }
+        lock.withLock { if failure == nil { failure = "\(source): \(text)" } }
+    }
+
+    private func retainedBox() -> UnsafeMutableRawPointer {
+        let box = EncoderBox()
+        box.encoder = self
+        return Unmanaged.passRetained(box).toOpaque()
+    }
+}
+
+/// What C holds for the encoder: a weak reference (no cycle through C).
+private final class EncoderBox: @unchecked Sendable {
+    weak var encoder: SharedH264Encoder?
+}
+
+private func encoderFrom(_ context: UnsafeMutableRawPointer?) -> SharedH264Encoder? {
+    guard let context else { return nil }
+    return Unmanaged<EncoderBox>.fromOpaque(context).takeUnretainedValue().encoder
+}
+
+private func releaseEncoderBox(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<EncoderBox>.fromOpaque(context).release()
+}
+
+private func onEncodedAccessUnit(
+    _ context: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int, _ pts: Int64, _ key: Bool
+) {
+    guard let encoder = encoderFrom(context), let bytes, length > 0 else { return }
+    encoder.accessUnit(UnsafeRawBufferPointer(start: bytes, count: length), isKeyFrame: key)
+}
+
+private func onEncoderBusMessage(
+    _ context: UnsafeMutableRawPointer?, _ kind: Int32, _ source: UnsafePointer<CChar>?, _ text: UnsafePointer<CChar>?
+) {
+    encoderFrom(context)?.busMessage(
+        kind: kind, source: source.map { String(cString: $0) } ?? "", text: text.map { String(cString: $0) } ?? "")
+}
