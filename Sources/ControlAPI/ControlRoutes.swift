@@ -316,12 +316,12 @@ struct ControlRoutes: Sendable {
         if let after, !(after >= 0 && after <= 3600) {
             throw .badRequest("afterSeconds must be a number of seconds, 0 to 3600", field: "afterSeconds")
         }
-        if after != nil, name != "answer" {
-            throw .badRequest("afterSeconds goes with policy answer only", field: "afterSeconds")
+        if after != nil, name != "answer", name != "reject" {
+            throw .badRequest("afterSeconds goes with policy answer or reject only", field: "afterSeconds")
         }
         switch name {
         case "answer": return .answerAfter(ms: Int64(((after ?? 0) * 1000).rounded()))
-        case "reject": return .reject
+        case "reject": return after.map { .rejectAfter(ms: Int64(($0 * 1000).rounded())) } ?? .reject
         case "ignore": return .ignore
         case "busy": return .busy
         case "manual": return .manual

@@ -1691,7 +1691,7 @@ enum OpenAPIDocument {
             "type": "number",
             "minimum": 0,
             "maximum": 3600,
-            "description": "answer only"
+            "description": "answer and reject only: the delay before the device answers or rejects"
           }
         },
         "required": [

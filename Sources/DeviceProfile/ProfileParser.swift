@@ -63,6 +63,7 @@ extension DeviceProfile {
                                message: "the profile is not valid")
         }
         profile.sourcePath = fileName
+        profile.warnings = parser.diagnostics.warnings
         return profile
     }
 
@@ -322,17 +323,19 @@ struct ProfileParser {
         }
         let callTimeout = m.seconds("callTimeout")
 
+        // answerDelay delays an answer or a reject. With any other policy it is ignored with a
+        // warning, not refused: flipping the policy in a test stays a one-line change.
         let policy: Profile.AnswerPolicy
         switch policyName ?? "answer" {
-        case "reject": policy = .reject
+        case "reject": policy = (answerDelay ?? 0) > 0 ? .rejectAfter(seconds: answerDelay ?? 0) : .reject
         case "ignore": policy = .ignore
         case "busy": policy = .busy
         case "manual": policy = .manual
         default: policy = .answer(afterSeconds: answerDelay ?? 1)
         }
-        if let delayNode = m["answerDelay"], let policyName, policyName != "answer" {
-            diagnostics.add(.inconsistent, at: delayNode.mark, field: m.field("answerDelay"),
-                            "answerDelay applies only to answerPolicy 'answer', not '\(policyName)'")
+        if let delayNode = m["answerDelay"], let policyName, !["answer", "reject"].contains(policyName) {
+            diagnostics.warn(at: delayNode.mark, field: m.field("answerDelay"),
+                             "answerDelay applies to answerPolicy 'answer' or 'reject', not '\(policyName)': ignored")
         }
         var result = Profile.Behaviour(answerPolicy: policy, household: household ?? [], callTimeout: callTimeout ?? 30)
         if let capabilities {

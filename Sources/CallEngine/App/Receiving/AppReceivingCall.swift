@@ -55,8 +55,10 @@ extension AppCallEngine {
             return answerIncoming(ring, now: now)
         case .answerAfter(let ms):
             return [timers.arm(CallTimer(.autoAnswer, sessionId: ring.info.sessionId), at: now.addingSaturating(ms))]
-        case .reject:
+        case .reject, .rejectAfter(ms: ...0):
             return refuseIncoming(ring, with: .reject, now: now)
+        case .rejectAfter(let ms):
+            return [timers.arm(CallTimer(.autoReject, sessionId: ring.info.sessionId), at: now.addingSaturating(ms))]
         case .busy:
             return refuseIncoming(ring, with: .busy, now: now)
         case .ignore, .manual:
