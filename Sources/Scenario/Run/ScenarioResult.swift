@@ -63,6 +63,19 @@ public struct ScenarioResult: Sendable {
     public var observations: [Observation]
     public var calls: [CallSummary]
 
+    public init(scenario: Scenario, appMode: AppMode, brokerURL: String, startedAt: Date, endedAt: Date, setupError: String?,
+                steps: [StepResult], observations: [Observation], calls: [CallSummary]) {
+        self.scenario = scenario
+        self.appMode = appMode
+        self.brokerURL = brokerURL
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.setupError = setupError
+        self.steps = steps
+        self.observations = observations
+        self.calls = calls
+    }
+
     public var failures: [StepResult] { steps.filter { !$0.passed } }
     public var passed: Bool { setupError == nil && failures.isEmpty }
     public var expectations: [StepResult] { steps.filter { $0.kind == .expect } }
