@@ -17,7 +17,7 @@ enum SVGChart {
     static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
     static func chart(id: String, title: String, xLabel: String, yLabel: String, series: [Series], limits: [Limit],
-                      empty: String, width: Double = 620, height: Double = 300) -> String {
+                      empty: String, width: Double = 590, height: Double = 290) -> String {
         let left = 62.0, right = 16.0, top = 34.0, bottom = 62.0
         let plotW = width - left - right, plotH = height - top - bottom
         var s = #"<svg id="\#(id)" class="plot" xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(height))" viewBox="0 0 \#(Int(width)) \#(Int(height))" role="img" aria-label="\#(htmlEscape(title))">"#

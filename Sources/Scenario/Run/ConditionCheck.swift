@@ -125,7 +125,9 @@ struct ConditionCheck {
             guard let answer = answerObservation() else { return .pending("the call was not answered; \(recent)") }
             var firstMs: Double?
             if world.appMode == .simulated, let u = who.map(user) ?? peerUser(), let app = world.app(u) {
-                firstMs = await app.videoStats(sessionId: session)?.answerToFirstFrameMs
+                let stats = await app.videoStats(sessionId: session)
+                // The app's own answer time when it has one, else the device's.
+                firstMs = stats?.answerToFirstFrameMs ?? stats?.firstFrameAt.map { $0.timeIntervalSince(answer.time) * 1000 }
             } else if let sent = await device.framesSent()[session], sent > 0 {
                 firstMs = Date().timeIntervalSince(answer.time) * 1000
             }

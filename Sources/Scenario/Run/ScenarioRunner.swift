@@ -247,7 +247,16 @@ public final class ScenarioRunner: @unchecked Sendable {
         case .video(let user, let stream, let auth):
             let u = expand(user)
             guard let session = timeline.currentCall(devId)?.session else { throw ScenarioActionError("no call to open video for") }
-            try await app(u).openVideo(sessionId: session, devId: devId, stream: stream, auth: auth)
+            let user = try app(u)
+            if appUsers(of: devId, session: session).contains(u) {
+                // PROTOCOL.md 3.1.6: the app opens the link once it has the answer; the device may
+                // have sent it a moment before the app read it.
+                let deadline = Date().addingTimeInterval(3)
+                while await user.answeredSession() != session, Date() < deadline {
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            try await user.openVideo(sessionId: session, devId: devId, stream: stream, auth: auth)
             timeline.record(devId, session: session, .action("\(u) opens video" + (auth == nil ? "" : " (auth overridden)")))
         case .sleep(let d):
             await sleep(d)

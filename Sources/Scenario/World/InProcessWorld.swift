@@ -187,5 +187,10 @@ final class InProcessApp: ScenarioAppDriver, @unchecked Sendable {
     }
 
     func videoStats(sessionId: String) async -> VideoStats? { await user.videoStats(sessionId: sessionId) }
+
+    func answeredSession() async -> String? {
+        guard let s = await user.session, s.phase == .answered else { return nil }
+        return s.sessionId
+    }
     func events() async -> AsyncStream<AppEvent> { await user.events() }
 }

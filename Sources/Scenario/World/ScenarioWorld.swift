@@ -45,6 +45,8 @@ public protocol ScenarioAppDriver: AnyObject, Sendable {
     /// Opens the P2P link of `sessionId` to `devId` (PROTOCOL.md 4); `auth` overrides the right value.
     func openVideo(sessionId: String, devId: String, stream: StreamType, auth: String?) async throws
     func videoStats(sessionId: String) async -> VideoStats?
+    /// The session of the app's call when the app knows it is answered, else nil.
+    func answeredSession() async -> String?
     func events() async -> AsyncStream<AppEvent>
 }
 
