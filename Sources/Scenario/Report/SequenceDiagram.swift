@@ -8,7 +8,27 @@ enum SequenceDiagram {
         let parties = call.parties
         var rows: [Row] = []
         var videoSeen: Set<String> = []
+        // Heartbeats: the first exchange is drawn, the rest summed up in a note.
+        var heartbeatsDrawn = 0
+        var heartbeatsHidden = 0
+        var lastHidden = call.start
+        func flushHeartbeats() {
+            guard heartbeatsHidden > 0 else { return }
+            rows.append(Row(time: lastHidden, kind: .note(at: call.device, text: "\(heartbeatsHidden) more heartbeats", fill: "#f2f2f2")))
+            heartbeatsHidden = 0
+        }
         for o in call.observations {
+            if case .message(let m, _) = o.kind, m.event == .heartbeat {
+                if heartbeatsDrawn >= 2 {
+                    heartbeatsHidden += 1
+                    lastHidden = o.time
+                    continue
+                }
+                heartbeatsDrawn += 1
+            } else if case .video = o.kind {
+            } else {
+                flushHeartbeats()
+            }
             switch o.kind {
             case .message(let m, let d):
                 let from = d == .sent ? call.device : m.curId
@@ -38,6 +58,7 @@ enum SequenceDiagram {
                 rows.append(Row(time: o.time, kind: .note(at: user ?? call.device, text: text, fill: "#e8f4fd")))
             }
         }
+        flushHeartbeats()
         let width = left + laneW * Double(max(parties.count, 2)) + 20
         let height = top + 26 + rowH * Double(rows.count) + 20
         func laneX(_ p: String) -> Double {

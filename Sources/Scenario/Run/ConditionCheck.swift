@@ -22,6 +22,12 @@ struct ConditionCheck {
     let user: (String) -> String
     /// When the step began.
     let start: Date
+    /// The frames condition's measuring window.
+    let window = RateWindow()
+
+    final class RateWindow: @unchecked Sendable {
+        var first: (Date, Int)?
+    }
 
     /// Polls until a verdict; `limit` is the step's (seconds), else the condition's default.
     func run(limit: Double?) async -> (passed: Bool, seen: String?, measure: Measure?) {
@@ -151,6 +157,15 @@ struct ConditionCheck {
                     if case .video(_, nil, _, let f) = o.kind, f > 0 { f } else { nil }
                 }
                 rate = samples.isEmpty ? 0 : samples.reduce(0, +) / Double(samples.count)
+            }
+            // The rate this check saw: frames over its own window (at least 1 s) once frames flow;
+            // a stream's first second is bursty (the decoder catches up), so the window starts late.
+            let now = Date()
+            if frames > 0, window.first == nil { window.first = (now, frames) }
+            if let (t, f) = window.first, now.timeIntervalSince(t) >= 1 {
+                rate = Double(frames - f) / now.timeIntervalSince(t)
+            } else if fps != nil, !final {
+                return .pending("\(frames) frames, measuring the rate")
             }
             guard frames >= count else {
                 return .pending("\(frames) frames" + (fps == nil ? "" : String(format: " at %.1f fps", rate)))

@@ -229,12 +229,16 @@ public final class ScenarioRunner: @unchecked Sendable {
             let session = try await app(u).startCall(devId: devId, timeoutSeconds: timeout, callType: type, channelType: channel)
             timeline.beginCall(devId, session: session, at: t0)
             timeline.record(devId, session: session, .action("\(u) calls"), at: t0)
-        case .answer(let a): try await perform(a, device, expand, "answers") { try await $0.answer() } app: { try await $0.answer() }
-        case .reject(let a): try await perform(a, device, expand, "rejects") { try await $0.reject() } app: { try await $0.reject() }
-        case .cancel(let a): try await perform(a, device, expand, "cancels") { try await $0.cancel() } app: { try await $0.cancel() }
-        case .hangUp(let a): try await perform(a, device, expand, "hangs up") { try await $0.hangUp() } app: { try await $0.hangUp() }
+        case .answer(let a):
+            try await perform(a, device, expand, "answers", when: .ringingIncoming) { try await $0.answer() } app: { try await $0.answer() }
+        case .reject(let a):
+            try await perform(a, device, expand, "rejects", when: .ringingIncoming) { try await $0.reject() } app: { try await $0.reject() }
+        case .cancel(let a):
+            try await perform(a, device, expand, "cancels", when: .ringingOutgoing) { try await $0.cancel() } app: { try await $0.cancel() }
+        case .hangUp(let a):
+            try await perform(a, device, expand, "hangs up", when: .answered) { try await $0.hangUp() } app: { try await $0.hangUp() }
         case .busy(let user):
-            try await perform(.user(user), device, expand, "replies busy") { _ in } app: { try await $0.busy() }
+            try await perform(.user(user), device, expand, "replies busy", when: .ringingIncoming) { _ in } app: { try await $0.busy() }
         case .policy(.device, let p):
             try await device.setAnswerPolicy(p)
             timeline.record(devId, session: timeline.currentCall(devId)?.session, .action("device policy \(policyName(p))"))
@@ -265,7 +269,10 @@ public final class ScenarioRunner: @unchecked Sendable {
         }
     }
 
+    /// An app user acts once its own view has caught up (the device may have sent the `call` or
+    /// `answer` a moment before the app read it): it waits up to 3 s for `phase`, then acts either way.
     private func perform(_ actor: Actor, _ device: any ScenarioDeviceDriver, _ expand: (String) -> String, _ verb: String,
+                         when phase: CallPhase,
                          device deviceAction: (any ScenarioDeviceDriver) async throws -> Void,
                          app appAction: (any ScenarioAppDriver) async throws -> Void) async throws {
         let who: String
@@ -275,7 +282,12 @@ public final class ScenarioRunner: @unchecked Sendable {
             who = "device"
         case .user(let u):
             who = expand(u)
-            try await appAction(try app(who))
+            let user = try app(who)
+            let deadline = Date().addingTimeInterval(3)
+            while await user.phase() != phase, Date() < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            try await appAction(user)
         }
         timeline.record(device.devId, session: timeline.currentCall(device.devId)?.session, .action("\(who) \(verb)"))
     }

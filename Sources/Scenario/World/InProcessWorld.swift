@@ -188,6 +188,8 @@ final class InProcessApp: ScenarioAppDriver, @unchecked Sendable {
 
     func videoStats(sessionId: String) async -> VideoStats? { await user.videoStats(sessionId: sessionId) }
 
+    func phase() async -> CallPhase { await user.phase }
+
     func answeredSession() async -> String? {
         guard let s = await user.session, s.phase == .answered else { return nil }
         return s.sessionId

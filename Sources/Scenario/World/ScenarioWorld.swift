@@ -47,6 +47,8 @@ public protocol ScenarioAppDriver: AnyObject, Sendable {
     func videoStats(sessionId: String) async -> VideoStats?
     /// The session of the app's call when the app knows it is answered, else nil.
     func answeredSession() async -> String?
+    /// The app's call state.
+    func phase() async -> CallPhase
     func events() async -> AsyncStream<AppEvent>
 }
 
