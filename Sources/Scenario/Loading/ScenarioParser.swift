@@ -314,7 +314,10 @@ struct ScenarioParser {
         case "ended":
             allowed += ["outcome"]
             var reason: String?
-            if case .scalar(let s) = v, s.string != "any" {
+            guard case .scalar(let s) = v else {
+                throw r.fail(v, field, "expected a reason (\(StopReason.allCases.map(\.rawValue).joined(separator: ", "))) or any, got \(describe(v))")
+            }
+            if s.string != "any" {
                 reason = try r.oneOf(v, field, StopReason.allCases.map(\.rawValue) + ["any"])
             }
             let outcome = try f["outcome"].map { (n) throws(ScenarioError) in
