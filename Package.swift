@@ -132,6 +132,7 @@ let package = Package(
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
+        .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(
@@ -158,8 +159,16 @@ let package = Package(
             dependencies: ["Scenario", "CallEngine", "IPCWire", "TestSupport"]
         ),
         .testTarget(
+            name: "FleetTests",
+            dependencies: [
+                "Emulator", "AppSimulator", "ControlAPI", "DeviceProfile", "IPCWire", "MQTTTransport", "CallEngine",
+                "CallRuntime", "TestSupport",
+            ]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]
         ),
     ]
 )
+

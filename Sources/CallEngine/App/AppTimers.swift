@@ -25,7 +25,7 @@ extension AppCallEngine {
             // PROTOCOL.md 3.3: every heartbeatInterval the app sends heartbeat.
             let s = call.info.sessionId
             return [.send(.outgoing(.heartbeat, from: userId, to: call.peer, session: s)),
-                    timers.arm(CallTimer(.heartbeatSend, sessionId: s), at: now + config.heartbeatIntervalMs)]
+                    timers.arm(CallTimer(.heartbeatSend, sessionId: s), at: now.addingSaturating(config.heartbeatIntervalMs))]
 
         case (.heartbeatWatchdog, .answered(let call)):
             // PROTOCOL.md 3.3: "An app that gets no answer for heartbeatTimeout ends the call with
