@@ -123,12 +123,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MARK: Scenarios: scripted QA campaigns (schema, runner, JUnit and HTML reports).
+        .target(
+            name: "Scenario",
+            dependencies: [
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // MARK: The command line.
         .executableTarget(
             name: "ipcemu",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
-                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI",
+                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "Scenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -165,6 +173,10 @@ let package = Package(
         .testTarget(
             name: "IPCEmuTestingTests",
             dependencies: ["IPCEmuTesting"]
+        ),
+        .testTarget(
+            name: "ScenarioTests",
+            dependencies: ["Scenario", "CallEngine", "IPCWire", "TestSupport"]
         ),
         .testTarget(
             name: "FleetTests",
