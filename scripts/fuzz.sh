@@ -7,6 +7,7 @@
 # -sanitize=fuzzer (add address with FUZZ_SANITIZE=fuzzer,address); the normal build never sees them.
 # The committed seeds (Fuzz/corpus/TARGET) are read; what the fuzzer finds goes to
 # .build-fuzz/corpus/TARGET; a crash is written to .build-fuzz/crashes/ and fails the run.
+# FUZZ_NO_BUILD=1 runs an already built target without touching the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,8 @@ product() {
 build() {
   local p
   p=$(product "$1")
+  # FUZZ_NO_BUILD=1: run the binary already built (another build may hold the scratch path).
+  if [[ -n "${FUZZ_NO_BUILD:-}" && -x "$SCRATCH/debug/$p" ]]; then echo "$SCRATCH/debug/$p"; return; fi
   # shellcheck disable=SC2086
   IPCEMU_FUZZ=1 swift build --scratch-path "$SCRATCH" --product "$p" $JOBS_FLAG \
     -Xswiftc "-sanitize=$SANITIZE" -Xswiftc -use-ld=lld >&2

@@ -1,7 +1,7 @@
 import DeviceProfile
 
 // libFuzzer target: the profile loader (YAML text -> validated profile, or an error naming the
-// file, line and field) and the fleet instance template. Invariants: nothing traps; an error
+// file, line and field) and the broker URL of a fleet instance. Invariants: nothing traps; an error
 // carries a message; a loaded profile's derived values (topics, meta) can be computed.
 
 func fuzzProfile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -16,7 +16,7 @@ func fuzzProfile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     } catch {
         precondition(!error.description.isEmpty, "an error without a message")
     }
-    if text.count < 512 { _ = FleetInstance.parse(text) }
+    if text.count < 512 { _ = DeviceProfile.BrokerURL.parse(text) }
     return 0
 }
 

@@ -30,7 +30,7 @@ func fuzzSDP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
     case 2:
         // A candidate as the wire carries it, then as a 302 message.
-        let candidate = ICECandidate(candidate: text, sdpMLineIndex: Int(control >> 2))
+        let candidate = IPCWire.ICECandidate(candidate: text, sdpMLineIndex: Int(control >> 2))
         _ = candidate.wireLine
         _ = candidate.isEndOfCandidates
         let message = SignalMessage(header: SignalHeader(from: "u", to: "d", sessionId: "s"), body: .candidate(candidate))
