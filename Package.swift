@@ -148,6 +148,13 @@ let package = Package(
             exclude: ["aiortc_offerer.py"]
         ),
         .testTarget(
+            name: "FleetTests",
+            dependencies: [
+                "Emulator", "AppSimulator", "ControlAPI", "DeviceProfile", "IPCWire", "MQTTTransport", "CallEngine",
+                "CallRuntime", "TestSupport",
+            ]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]
         ),

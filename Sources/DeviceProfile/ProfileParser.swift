@@ -458,13 +458,15 @@ struct ProfileParser {
         }
         let username = m.string("username") { text in
             if text.isEmpty { return "expected a non-empty username (leave it out to use the devId)" }
-            let rest = text.replacingOccurrences(of: TopicTemplates.placeholder, with: "")
-            return rest.contains("{") ? "the only placeholder in a username is {devId}, got '\(text)'" : nil
+            let rest = Self.withoutCredentialPlaceholders(text)
+            return rest.contains("{") ? "the only placeholders in a username are {devId} and {index} (or {index:N}), got '\(text)'" : nil
         }
         let password = m.string("password")
         let fileCheck: (String) -> String? = { text in
             if text.isEmpty { return "expected a file path, got an empty string" }
             let full = self.resolve(text)
+            // A per-device path (`{devId}`, `{index}`) is checked when a fleet makes the device.
+            if Self.withoutCredentialPlaceholders(text) != text { return nil }
             return FileManager.default.fileExists(atPath: full) ? nil : "file not found: \(full)"
         }
         let caFile = m.string("caFile", expected: "a file path", check: fileCheck)
@@ -492,6 +494,14 @@ struct ProfileParser {
     }
 
     // MARK: helpers
+
+    /// `text` without its `{devId}`, `{index}` and `{index:N}` placeholders.
+    static func withoutCredentialPlaceholders(_ text: String) -> String {
+        var rest = text.replacingOccurrences(of: TopicTemplates.placeholder, with: "")
+        rest = rest.replacingOccurrences(of: "{index}", with: "")
+        for width in 1...12 { rest = rest.replacingOccurrences(of: "{index:\(width)}", with: "") }
+        return rest
+    }
 
     /// A path from the profile: absolute, `~/...`, or relative to the profile's folder.
     func resolve(_ path: String) -> String {
