@@ -33,15 +33,19 @@ struct P2PLinkRulesTests {
         #expect(rules.links.isEmpty)
     }
 
-    @Test("Live view: any authorised offer opens; a second offer for the session replaces the link and takes it over")
+    @Test("Live view: any authorised offer opens; the link's own user may replace it, nobody may take it over (issue 10)")
     func liveViewAndReplace() {
         var live = secrets
         live.liveView = true
         var rules = P2PLinkRules(device: live)
         #expect(rules.receiveOffer(sessionId: "v", from: "alice", auth: auth, answeredCall: nil) == .open(replacing: false))
-        #expect(rules.receiveOffer(sessionId: "v", from: "bob", auth: auth, answeredCall: nil) == .open(replacing: true))
-        #expect(rules.accepts(sessionId: "v", from: "bob"))
-        #expect(!rules.accepts(sessionId: "v", from: "alice"))
+        guard case .refuse = rules.receiveOffer(sessionId: "v", from: "bob", auth: auth, answeredCall: nil) else {
+            Issue.record("bob took over alice's link"); return
+        }
+        #expect(rules.accepts(sessionId: "v", from: "alice"))
+        #expect(!rules.accepts(sessionId: "v", from: "bob"))
+        #expect(rules.receiveOffer(sessionId: "v", from: "alice", auth: auth, answeredCall: nil) == .open(replacing: true))
+        #expect(rules.accepts(sessionId: "v", from: "alice"))
     }
 
     @Test("disconnect counts only from the link's peer; a closed link accepts nothing")
