@@ -2,6 +2,7 @@
 // ipcemu: a Tuya-style "IPC with screen" video doorbell / control panel emulator.
 // Layers (DESIGN.md): Wire -> CallEngine (sans-IO) -> Device/Fleet glue -> Control -> CLI.
 // Libraries depend downwards only; the engine knows nothing of MQTT, GStreamer or files.
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -192,3 +193,17 @@ let package = Package(
     ]
 )
 
+// MARK: libFuzzer targets (docs/robustness.md): only with IPCEMU_FUZZ=1, which scripts/fuzz.sh sets
+// while it builds them into their own scratch path (.build-fuzz) with -sanitize=fuzzer. A normal
+// `swift build` or `swift test` never sees them.
+if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
+    package.targets += [
+        .target(name: "CFuzzer", path: "Fuzz/Sources/CFuzzer"),
+        .executableTarget(name: "FuzzWire", dependencies: ["CFuzzer", "IPCWire"], path: "Fuzz/Sources/FuzzWire"),
+        .executableTarget(name: "FuzzSDP", dependencies: ["CFuzzer", "IPCWire", "WebRTCLink"], path: "Fuzz/Sources/FuzzSDP"),
+        .executableTarget(name: "FuzzProfile", dependencies: ["CFuzzer", "DeviceProfile"], path: "Fuzz/Sources/FuzzProfile"),
+        .executableTarget(name: "FuzzCallEngine", dependencies: ["CFuzzer", "CallEngine", "IPCWire"], path: "Fuzz/Sources/FuzzCallEngine"),
+        .executableTarget(name: "FuzzControlBody", dependencies: ["CFuzzer", "ControlAPI", "CallEngine", "IPCWire"],
+                          path: "Fuzz/Sources/FuzzControlBody"),
+    ]
+}

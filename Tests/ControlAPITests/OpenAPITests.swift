@@ -126,7 +126,11 @@ extension ControlAPI {
                 // The phone (user-alice) rings; cancel it, then press again and let the phone answer.
                 try await call("POST", b + "/press", .object(["targets": .array([.string("user-alice")])]), expect: 200)
                 try await call("POST", b + "/press", expect: 409)
+                // The phone's call and the device's cancel travel over MQTT: wait for both, so the
+                // phone answer below meets a phone that is not ringing (a race under load).
+                if let phone = f.phone { #expect(await phoneRings(phone)) }
                 try await call("POST", b + "/cancel", expect: 200)
+                if let phone = f.phone { #expect(await phoneStopsRinging(phone)) }
                 try await call("POST", "/api/phone/answer", expect: 409)
                 try await call("POST", "/api/phone/video", .object(["sdp": .string("v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n")]), expect: 409)
                 try await call("POST", "/api/phone/video/close", expect: 200)
@@ -184,6 +188,15 @@ func phoneRings(_ phone: ConsolePhone, within timeout: Duration = .seconds(5)) a
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if await phone.state()["phase"]?.string == "ringingIncoming" { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return false
+}
+
+func phoneStopsRinging(_ phone: ConsolePhone, within timeout: Duration = .seconds(5)) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await phone.state()["phase"]?.string != "ringingIncoming" { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }
     return false

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# libFuzzer targets (docs/robustness.md). Usage:
+#   scripts/fuzz.sh TARGET SECONDS      one target (wire, sdp, profile, engine, control)
+#   scripts/fuzz.sh all SECONDS         every target, one after the other, SECONDS each
+#   scripts/fuzz.sh build [TARGET]      only build
+# Fuzz executables are built with IPCEMU_FUZZ=1 into their own scratch path (.build-fuzz) with
+# -sanitize=fuzzer (add address with FUZZ_SANITIZE=fuzzer,address); the normal build never sees them.
+# The committed seeds (Fuzz/corpus/TARGET) are read; what the fuzzer finds goes to
+# .build-fuzz/corpus/TARGET; a crash is written to .build-fuzz/crashes/ and fails the run.
+# FUZZ_NO_BUILD=1 runs an already built target without touching the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ALL=(wire sdp profile engine control)
+SANITIZE=${FUZZ_SANITIZE:-fuzzer}
+SCRATCH=${FUZZ_SCRATCH:-.build-fuzz}
+JOBS_FLAG=${FUZZ_BUILD_JOBS:+-j $FUZZ_BUILD_JOBS}
+
+product() {
+  case "$1" in
+    wire) echo FuzzWire ;;
+    sdp) echo FuzzSDP ;;
+    profile) echo FuzzProfile ;;
+    engine) echo FuzzCallEngine ;;
+    control) echo FuzzControlBody ;;
+    *) echo "fuzz.sh: unknown target '$1' (expected one of: ${ALL[*]}, all)" >&2; exit 2 ;;
+  esac
+}
+
+build() {
+  local p
+  p=$(product "$1")
+  # FUZZ_NO_BUILD=1: run the binary already built (another build may hold the scratch path).
+  if [[ -n "${FUZZ_NO_BUILD:-}" && -x "$SCRATCH/debug/$p" ]]; then echo "$SCRATCH/debug/$p"; return; fi
+  # shellcheck disable=SC2086
+  IPCEMU_FUZZ=1 swift build --scratch-path "$SCRATCH" --product "$p" $JOBS_FLAG \
+    -Xswiftc "-sanitize=$SANITIZE" -Xswiftc -use-ld=lld >&2
+  echo "$SCRATCH/debug/$p"
+}
+
+run() {
+  local target=$1 seconds=$2 bin log dict=()
+  bin=$(build "$target")
+  mkdir -p "$SCRATCH/corpus/$target" "$SCRATCH/crashes"
+  [[ -f "Fuzz/dict/$target.dict" ]] && dict=("-dict=Fuzz/dict/$target.dict")
+  log="$SCRATCH/fuzz-$target.log"
+  local started status=0
+  started=$(date +%s)
+  "$bin" "$SCRATCH/corpus/$target" "Fuzz/corpus/$target" "${dict[@]}" \
+    -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-8192}" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$SCRATCH/crashes/$target-" -print_final_stats=1 2>"$log" || status=$?
+  local execs minutes
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  minutes=$(awk "BEGIN { printf \"%.1f\", ($(date +%s) - $started) / 60 }")
+  if [[ $status -ne 0 ]]; then
+    tail -40 "$log" >&2
+    echo "fuzz $target: CRASH after $execs executions ($minutes min); see $SCRATCH/crashes/ and $log"
+    return 1
+  fi
+  echo "fuzz $target: $execs executions in $minutes min, 0 crashes (corpus $(ls "$SCRATCH/corpus/$target" | wc -l) inputs)"
+}
+
+case "${1:-}" in
+  all)
+    seconds=${2:?usage: fuzz.sh all SECONDS}
+    failed=0
+    for t in "${ALL[@]}"; do run "$t" "$seconds" || failed=1; done
+    exit $failed ;;
+  build)
+    for t in ${2:-${ALL[@]}}; do build "$t" >/dev/null; done ;;
+  "")
+    sed -n '2,9p' "$0"; exit 2 ;;
+  *)
+    run "$1" "${2:?usage: fuzz.sh TARGET SECONDS}" ;;
+esac
