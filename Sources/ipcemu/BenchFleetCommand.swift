@@ -40,8 +40,10 @@ extension BenchCommand {
             DescriptorBudget.raiseToHardLimit()
             let broker: MosquittoBroker
             do {
+                // The bench's own watchers take 10,000s of retained and live messages in bursts:
+                // unbounded queues, so the broker never drops what the bench must see.
                 broker = try MosquittoBroker(MosquittoBroker.Configuration(
-                    maxQueuedMessages: 1000, extraConfiguration: ["max_connections -1"]))
+                    maxInflightMessages: 1000, maxQueuedMessages: 0, extraConfiguration: ["max_connections -1"]))
             } catch {
                 throw ValidationError("cannot start mosquitto: \(error)")
             }

@@ -120,15 +120,16 @@ struct FleetCommand: AsyncParsableCommand {
         if block == nil, positions.count > capacity {
             let supervisor = FleetSupervisor(command: self, plan: plan, positions: positions, capacity: capacity,
                                              brokerURL: brokerURL, output: output)
-            try await supervisor.run()
+            try await supervisor.run(
+                local: { try makeFleet(plan: plan, positions: $0, brokerURL: brokerURL, log: log) },
+                attach: { try await controlOptions.attach(fleet: $0, perDeviceMetrics: metricsPerDevice,
+                                                          label: processLabel($0.positions)) })
             return
         }
         try await runHere(plan: plan, positions: positions, brokerURL: brokerURL, log: log, output: output)
     }
 
-    /// The devices of this process, started here.
-    private func runHere(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog,
-                         output: FleetOutput) async throws {
+    func makeFleet(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog) throws -> Fleet {
         let first = plan.groups.first?.profile
         var connection = try connectionOptions(brokerURL: brokerURL, clientID: "fleet",
                                                caFile: caFile ?? first?.broker.caFile, certFile: nil, keyFile: nil)
@@ -136,13 +137,21 @@ struct FleetCommand: AsyncParsableCommand {
         let options = Fleet.Options(
             connection: connection, threads: threads, connectRate: connectRate,
             answerPolicy: try answer.map(parseAnswerPolicy), sourceAddresses: sources, log: log)
-        let fleet = try Fleet(plan: plan, positions: positions, options: options)
+        return try Fleet(plan: plan, positions: positions, options: options)
+    }
+
+    /// The devices of this process, started here.
+    private func runHere(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog,
+                         output: FleetOutput) async throws {
+        let fleet = try makeFleet(plan: plan, positions: positions, brokerURL: brokerURL, log: log)
+        let connection = fleet.options.connection
         let control = try await controlOptions.attach(fleet: fleet, perDeviceMetrics: metricsPerDevice,
                                                       label: processLabel(positions))
         let rssBefore = ProcessMemory.residentBytes() ?? 0
         let report = await fleet.start { progress in output.progress(progress) }
         let rss = ProcessMemory.residentBytes() ?? 0
-        output.online(report, rssBytes: rss, rssBeforeBytes: rssBefore, processes: 1, brokerURL: brokerURL)
+        output.online(report, rssBytes: rss, rssBeforeBytes: rssBefore, pssBytes: ProcessMemory.proportionalBytes() ?? 0,
+                      processes: 1, brokerURL: brokerURL)
         if let control {
             try await control.serve(broker: connection, log: log, output: output)
         }
@@ -242,18 +251,18 @@ final class FleetOutput: Sendable {
         }
     }
 
-    func online(_ r: FleetStartReport, rssBytes: Int, rssBeforeBytes: Int, processes: Int, brokerURL: String) {
+    func online(_ r: FleetStartReport, rssBytes: Int, rssBeforeBytes: Int, pssBytes: Int, processes: Int, brokerURL: String) {
         let perDevice = r.started > 0 ? Double(rssBytes) / Double(r.started) : 0
         if json {
             var line = #"{"event":"online","online":\#(r.online),"started":\#(r.started),"planned":\#(r.planned),"seconds":\#(format(r.elapsed)),"#
-            line += #""rssBytes":\#(rssBytes),"rssBytesBeforeDevices":\#(rssBeforeBytes),"rssBytesPerDevice":\#(Int(perDevice)),"processes":\#(processes),"broker":"\#(escape(brokerURL))""#
+            line += #""rssBytes":\#(rssBytes),"rssBytesBeforeDevices":\#(rssBeforeBytes),"rssBytesPerDevice":\#(Int(perDevice)),"pssBytes":\#(pssBytes),"processes":\#(processes),"broker":"\#(escape(brokerURL))""#
             if let s = r.shortage { line += #","error":"\#(escape(s))""# }
             if !r.failures.isEmpty { line += #","failures":[\#(r.failures.map { "\"\(escape($0))\"" }.joined(separator: ","))]"# }
             say(line + "}")
         } else {
-            say(String(format: "fleet: %d of %d devices online in %@ s, %.1f KB RSS per device (%.1f MB in %d process%@) on %@",
+            say(String(format: "fleet: %d of %d devices online in %@ s, %.1f KB RSS per device (%.1f MB in %d process%@, PSS %.1f MB) on %@",
                        r.online, r.planned, format(r.elapsed), perDevice / 1024, Double(rssBytes) / 1_048_576,
-                       processes, processes == 1 ? "" : "es", brokerURL))
+                       processes, processes == 1 ? "" : "es", Double(pssBytes) / 1_048_576, brokerURL))
             if let s = r.shortage { note("error: \(s)") }
             for f in r.failures { note("error: \(f)") }
         }

@@ -36,32 +36,42 @@ final class FleetSupervisor: @unchecked Sendable {
         self.output = output
     }
 
-    func run() async throws {
-        output.note("\(positions.count) devices need \(workerCount) worker processes (at most \(positions.count / workerCount + 1) each)")
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
+    /// Holds the first block itself (one process fewer: the runtime and libraries are paid once
+    /// less) and starts a worker for every other block.
+    func run(local makeFleet: (Range<Int>) throws -> Fleet, attach: (Fleet) async throws -> RunningFleetControl?) async throws {
+        let blocks = (0..<workerCount).map { FleetShard.block($0, of: workerCount, in: positions) }
+        output.note("\(positions.count) devices need \(workerCount) processes (this one and \(workerCount - 1) workers, at most \(blocks.map(\.count).max() ?? 0) devices each)")
+        let watch = SignalWatch()
         let began = ContinuousClock.now
-        for w in 0..<workerCount {
-            let block = FleetShard.block(w, of: workerCount, in: positions)
+        for block in blocks.dropFirst() {
             let worker = Worker(block: block)
             try start(worker)
             lock.withLock { workers.append(worker) }
         }
-        // Progress until every worker reported its start-up summary.
-        while true {
-            let (done, online, exited) = lock.withLock { () -> (Bool, Int, Bool) in
-                (workers.allSatisfy { $0.online != nil },
-                 workers.reduce(0) { $0 + (($1.online?["online"] as? Int) ?? $1.progressOnline) },
-                 workers.contains { !$0.process.isRunning && $0.online == nil })
+        let fleet = try makeFleet(blocks[0])
+        let control = try await attach(fleet)
+        let localOnline = Counter()
+        let printer = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                let online = localOnline.value + lock.withLock {
+                    workers.reduce(0) { $0 + (($1.online?["online"] as? Int) ?? $1.progressOnline) }
+                }
+                output.progress(FleetProgress(online: online, started: online, total: positions.count,
+                                              elapsed: ContinuousClock.now - began))
             }
-            if done || exited { break }
-            output.progress(FleetProgress(online: online, started: online, total: positions.count,
-                                          elapsed: ContinuousClock.now - began))
-            try? await Task.sleep(for: .seconds(1))
         }
+        let local = await fleet.start { localOnline.set($0.online) }
+        localOnline.set(local.online)
+        // Then until every worker reported its start-up summary (or died).
+        while lock.withLock({ !workers.allSatisfy { $0.online != nil || !$0.process.isRunning } }) {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        printer.cancel()
         let summary = lock.withLock { () -> FleetStartReport in
-            var r = FleetStartReport(planned: positions.count, started: 0, online: 0, elapsed: ContinuousClock.now - began,
-                                     shortage: nil, failures: [])
+            var r = local
+            r.planned = positions.count
+            r.elapsed = ContinuousClock.now - began
             for w in workers {
                 r.started += (w.online?["started"] as? Int) ?? 0
                 r.online += (w.online?["online"] as? Int) ?? 0
@@ -70,19 +80,23 @@ final class FleetSupervisor: @unchecked Sendable {
             }
             return r
         }
-        let rss = lock.withLock { workers.compactMap { ProcessMemory.residentBytes(pid: $0.process.processIdentifier) } }
-            .reduce(ProcessMemory.residentBytes() ?? 0, +)
-        output.online(summary, rssBytes: rss, rssBeforeBytes: 0, processes: workerCount + 1, brokerURL: brokerURL)
+        let pids = lock.withLock { workers.map { $0.process.processIdentifier } }
+        let rss = pids.compactMap { ProcessMemory.residentBytes(pid: $0) }.reduce(ProcessMemory.residentBytes() ?? 0, +)
+        let pss = pids.compactMap { ProcessMemory.proportionalBytes(pid: $0) }.reduce(ProcessMemory.proportionalBytes() ?? 0, +)
+        output.online(summary, rssBytes: rss, rssBeforeBytes: 0, pssBytes: pss, processes: workerCount, brokerURL: brokerURL)
+        if let control { try await control.serve(broker: fleet.options.connection, log: fleet.options.log, output: output) }
 
-        let sig = await waitForTerminationSignalOrWorkerExit()
-        output.note("shutting down (\(sig)): ending calls, publishing offline in every worker")
+        let sig = await waitForTerminationSignalOrWorkerExit(watch)
+        output.note("shutting down (\(sig)): ending calls, publishing offline in every process")
         let stopBegan = ContinuousClock.now
         for w in lock.withLock({ workers }) where w.process.isRunning {
             kill(w.process.processIdentifier, SIGTERM)
         }
+        await fleet.stop()
+        await control?.stop()
         let deadline = ContinuousClock.now + .seconds(10)
         while lock.withLock({ workers.contains { $0.process.isRunning } }), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(10))
         }
         for w in lock.withLock({ workers }) where w.process.isRunning {
             output.note("worker \(w.process.processIdentifier) did not exit in 10 s: killing it")
@@ -122,7 +136,9 @@ final class FleetSupervisor: @unchecked Sendable {
                 case "online": worker.online = object
                 case "stopped": worker.stopped = object
                 case "note":
-                    if let m = object["message"] as? String, !m.hasPrefix("shutting down") { output.note("worker \(worker.block): \(m)") }
+                    if let m = object["message"] as? String, !m.hasPrefix("shutting down"), !m.hasPrefix("control API") {
+                        output.note("worker \(worker.block): \(m)")
+                    }
                 default: break
                 }
             }
@@ -143,12 +159,13 @@ final class FleetSupervisor: @unchecked Sendable {
         if let ip = c.sourceIP { args += ["--source-ip", ip] }
         if let ca = c.caFile { args += ["--ca-file", ca] }
         if let max = c.maxDevicesPerProcess { args += ["--max-devices-per-process", String(max)] }
+        if let journal = c.controlOptions.journal { args += ["--journal", journal] }   // one file per process
+        if c.metricsPerDevice { args += ["--metrics-per-device"] }
         return args
     }
 
     /// SIGTERM/SIGINT, or a worker that died on its own (then the fleet ends too).
-    private func waitForTerminationSignalOrWorkerExit() async -> String {
-        let watch = SignalWatch()
+    private func waitForTerminationSignalOrWorkerExit(_ watch: SignalWatch) async -> String {
         while true {
             if let sig = watch.received { return sig == SIGTERM ? "SIGTERM" : "SIGINT" }
             if lock.withLock({ workers.contains { !$0.process.isRunning } }) { return "a worker exited" }

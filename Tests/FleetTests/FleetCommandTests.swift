@@ -45,11 +45,11 @@ struct FleetCommandTests {
         #expect(await fleet.waitFor(#""event":"online""#, timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
         let summary = jsonEvents(fleet.stdout).first { $0["event"] as? String == "online" }
         #expect(summary?["online"] as? Int == 130)
-        #expect(summary?["processes"] as? Int == 4, "3 workers + the supervisor")
+        #expect(summary?["processes"] as? Int == 3, "the supervisor (holding the first block) + 2 workers")
         #expect((summary?["rssBytes"] as? Int ?? 0) > 0)
         #expect(await eventually(timeout: .seconds(10)) { presence.online.count == 130 })
         // Worker processes exist: children of the supervisor that run `fleet --block`.
-        #expect(childProcesses(of: fleet.process.processIdentifier).count == 3)
+        #expect(childProcesses(of: fleet.process.processIdentifier).count == 2)
 
         fleet.signal(SIGTERM)
         #expect(await fleet.waitForExit(timeout: .seconds(10)) == 0, "stderr: \(fleet.stderr)")

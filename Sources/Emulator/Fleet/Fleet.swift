@@ -278,17 +278,25 @@ final class FleetState: Sendable {
 }
 
 /// A counter many tasks add to.
-final class Counter: Sendable {
+public final class Counter: Sendable {
+    public init() {}
+
     private let lock = NSLock()
     nonisolated(unsafe) private var count = 0
 
-    func add(_ n: Int) {
+    public func add(_ n: Int) {
         lock.lock()
         count += n
         lock.unlock()
     }
 
-    var value: Int {
+    public func set(_ n: Int) {
+        lock.lock()
+        count = n
+        lock.unlock()
+    }
+
+    public var value: Int {
         lock.lock()
         defer { lock.unlock() }
         return count

@@ -10,4 +10,16 @@ public enum ProcessMemory {
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
+
+    /// Proportional set size in bytes (shared library pages divided among the processes that map
+    /// them: what several fleet processes really use together); nil if it cannot be read.
+    public static func proportionalBytes(pid: Int32? = nil) -> Int? {
+        let path = pid.map { "/proc/\($0)/smaps_rollup" } ?? "/proc/self/smaps_rollup"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("Pss:") {
+            let kb = line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+            return kb.map { $0 * 1024 }
+        }
+        return nil
+    }
 }
