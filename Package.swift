@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "AppSimulator", targets: ["AppSimulator"]),
         .library(name: "ControlAPI", targets: ["ControlAPI"]),
         .library(name: "WebRTCLink", targets: ["WebRTCLink"]),
+        // Virtual devices, app users and a broker inside another package's tests (issue 12).
+        .library(name: "IPCEmuTesting", targets: ["IPCEmuTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -62,29 +64,34 @@ let package = Package(
         // The vivid integration test's guest program, and the test pattern's CPU benchmark.
         .executableTarget(name: "ipcemu-camera-check", dependencies: ["Camera"]),
         // MARK: WebRTC media (PROTOCOL.md section 4): webrtcbin through a C shim, both roles.
-        // The shim's C file needs GStreamer's, GLib's and libnice's headers (what
-        // `pkg-config --cflags gstreamer-webrtc-1.0 gstreamer-sdp-1.0 gstreamer-app-1.0
-        // gstreamer-video-1.0 nice` prints); its public header includes none of them.
+        // The shim's C file needs GStreamer's, GLib's and libnice's headers; its public header
+        // includes none of them. Each library comes through a system library target named by
+        // pkg-config (no unsafe flags, no hard-coded paths), so SwiftPM accepts ipcemu as a
+        // versioned dependency of another package: their cflags reach the C compile and their libs
+        // the link. One pkg-config name per system library target.
+        .systemLibrary(
+            name: "CGStreamerWebRTC",
+            pkgConfig: "gstreamer-webrtc-1.0",
+            providers: [.apt(["libgstreamer-plugins-bad1.0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CGStreamerSDP",
+            pkgConfig: "gstreamer-sdp-1.0",
+            providers: [.apt(["libgstreamer-plugins-base1.0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CGStreamerVideo",
+            pkgConfig: "gstreamer-video-1.0",
+            providers: [.apt(["libgstreamer-plugins-base1.0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibNice",
+            pkgConfig: "nice",
+            providers: [.apt(["libnice-dev"])]
+        ),
         .target(
             name: "CGstWebRTC",
-            cSettings: [
-                .unsafeFlags([
-                    "-I/usr/include/gstreamer-1.0", "-I/usr/include/glib-2.0", "-I/usr/include/nice",
-                    "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
-                    "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
-                    "-I/usr/lib/arm-linux-gnueabihf/glib-2.0/include",
-                    "-I/usr/include/x86_64-linux-gnu", "-I/usr/include/aarch64-linux-gnu",
-                    "-I/usr/include/arm-linux-gnueabihf", "-I/usr/include/orc-0.4",
-                    "-pthread",
-                ]),
-            ],
-            linkerSettings: [
-                .linkedLibrary("gstwebrtc-1.0"), .linkedLibrary("gstsdp-1.0"),
-                .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstvideo-1.0"),
-                .linkedLibrary("gstbase-1.0"), .linkedLibrary("gstreamer-1.0"),
-                .linkedLibrary("nice"), .linkedLibrary("gio-2.0"),
-                .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
-            ]
+            dependencies: ["CGStreamer", "CGStreamerWebRTC", "CGStreamerSDP", "CGStreamerVideo", "CLibNice"]
         ),
         .target(name: "WebRTCLink", dependencies: ["CGstWebRTC"]),
         // MARK: Glue: what runs an engine in real time (clock, timers, event log); one actor per
@@ -98,6 +105,15 @@ let package = Package(
             name: "AppSimulator",
             dependencies: ["IPCWire", "CallEngine", "CallRuntime", "MQTTTransport", "Camera", "WebRTCLink"]
         ),
+        // MARK: Testing library: virtual devices, fleets, app users and a broker for other
+        // packages' tests, on the public API of Device, AppUser and MosquittoBroker.
+        .target(
+            name: "IPCEmuTesting",
+            dependencies: [
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                "WebRTCLink",
+            ]
+        ),
         // MARK: Control: HTTP API, web console, Prometheus metrics, call journal.
         .target(
             name: "ControlAPI",
@@ -107,12 +123,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MARK: Scenarios: scripted QA campaigns (schema, runner, JUnit and HTML reports).
+        .target(
+            name: "Scenario",
+            dependencies: [
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // MARK: The command line.
         .executableTarget(
             name: "ipcemu",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
-                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI",
+                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "Scenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -124,6 +148,7 @@ let package = Package(
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
+        .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(
@@ -146,8 +171,24 @@ let package = Package(
             exclude: ["aiortc_offerer.py"]
         ),
         .testTarget(
+            name: "IPCEmuTestingTests",
+            dependencies: ["IPCEmuTesting"]
+        ),
+        .testTarget(
+            name: "ScenarioTests",
+            dependencies: ["Scenario", "CallEngine", "IPCWire", "TestSupport"]
+        ),
+        .testTarget(
+            name: "FleetTests",
+            dependencies: [
+                "Emulator", "AppSimulator", "ControlAPI", "DeviceProfile", "IPCWire", "MQTTTransport", "CallEngine",
+                "CallRuntime", "TestSupport",
+            ]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]
         ),
     ]
 )
+

@@ -40,6 +40,9 @@ public actor AppUser {
     private var random = SystemRandomNumberGenerator()
     private var ended: [CallRecord] = []
     private var videoLinks: [String: AppVideoLink] = [:]
+    /// PROTOCOL.md 4, app side: the device's answer, candidates and disconnect count only from the
+    /// device the link was opened to (sans-IO, CallEngine).
+    private var linkRules = P2PLinkRules(app: ())
     private var videoPumps: [String: Task<Void, Never>] = [:]
     private var finishedVideo: [String: VideoStats] = [:]
     private var answeredAt: [String: Date] = [:]
@@ -220,6 +223,7 @@ public actor AppUser {
         let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
                                 saveFramesTo: saveFramesTo, decodes: decodes)
         videoLinks[sid] = link
+        linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
                                                 localKey: channel.address.localKey, devId: target)
         videoPumps[sid] = Task { [weak self] in
@@ -251,6 +255,7 @@ public actor AppUser {
     public func disconnectReason(sessionId: String) -> Int64? { disconnects[sessionId] }
 
     public func closeVideo(sessionId: String) {
+        linkRules.closed(sessionId: sessionId)
         videoPumps.removeValue(forKey: sessionId)?.cancel()
         guard let link = videoLinks.removeValue(forKey: sessionId) else { return }
         link.close()
@@ -280,7 +285,7 @@ public actor AppUser {
         let sid = s.header.sessionId
         switch s.body {
         case .answer(let answer):
-            guard let link = videoLinks[sid] else { return }
+            guard linkRules.accepts(sessionId: sid, from: s.header.from), let link = videoLinks[sid] else { return }
             link.answerArrived()
             do {
                 try link.offerer.setRemoteAnswer(answer.sdp)
@@ -288,9 +293,10 @@ public actor AppUser {
                 log.log(.warning, "bad 302 answer: \(error)", device: userId)
             }
         case .candidate(let c):
-            guard let link = videoLinks[sid], !c.isEndOfCandidates else { return }
+            guard linkRules.accepts(sessionId: sid, from: s.header.from), let link = videoLinks[sid], !c.isEndOfCandidates else { return }
             link.offerer.addRemoteCandidate(c.wireLine, sdpMLineIndex: c.effectiveMLineIndex)
         case .disconnect(let d):
+            guard linkRules.receiveDisconnect(sessionId: sid, from: s.header.from) else { return }
             disconnects[sid] = d.closeReason
             closeVideo(sessionId: sid)
         case .offer, .resolution:

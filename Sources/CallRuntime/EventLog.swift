@@ -65,9 +65,9 @@ public final class EventLog: Sendable {
         switch format {
         case .human:
             var line = "\(ts) \(level.rawValue.uppercased().padding(toLength: 5, withPad: " ", startingAt: 0))"
-            if let device { line += " [\(device)]" }
-            line += " " + message
-            for (k, v) in fields { line += " \(k)=" + (v.contains(" ") || v.isEmpty ? "\"\(v)\"" : v) }
+            if let device { line += " [\(Self.escaped(device))]" }
+            line += " " + Self.escaped(message)
+            for (k, v) in fields { line += " \(Self.escaped(k))=" + Self.fieldValue(v) }
             return line
         case .json:
             var o: [String: JSONValue] = ["ts": .string(ts), "level": .string(level.rawValue), "msg": .string(message)]
@@ -75,6 +75,41 @@ public final class EventLog: Sendable {
             for (k, v) in fields { o[k] = .string(v) }
             return JSONValue.object(o).jsonString
         }
+    }
+
+    /// Text from the wire (ids, reasons, error texts) cannot forge a line of the human format:
+    /// control characters (CR, LF, ESC, ...), DEL and the Unicode line and paragraph separators
+    /// are written as escapes (`\n`, `\r`, `\t`, `\u{1b}`), and a backslash as `\\`.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\\": out += "\\\\"
+            case _ where needsEscape(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+            || scalar.value == 0x2028 || scalar.value == 0x2029 || scalar == "\\"
+    }
+
+    /// A field value: bare when it is a plain word, else quoted with `"` and `\` escaped, so a
+    /// value cannot end its field early and forge another (`x" level=error`).
+    static func fieldValue(_ value: String) -> String {
+        let plain = !value.isEmpty && !value.unicodeScalars.contains {
+            $0 == " " || $0 == "\"" || $0 == "=" || needsEscape($0)
+        }
+        if plain { return value }
+        return "\"" + escaped(value).replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     private func writeLine(_ line: String) {

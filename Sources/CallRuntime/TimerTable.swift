@@ -12,14 +12,29 @@ public struct TimerTable: Sendable {
     public mutating func arm(_ timer: CallTimer, atMs: Int64, nowMs: Int64,
                              fire: @escaping @Sendable (CallTimer) async -> Void) {
         tasks[timer]?.cancel()
-        let delayMs = max(0, atMs - nowMs)
+        let delayMs = Self.delay(atMs: atMs, nowMs: nowMs)
         tasks[timer] = Task {
-            if delayMs > 0 {
-                do { try await Task.sleep(for: .milliseconds(delayMs)) } catch { return }
+            // Sleeps in bounded steps, so no due time (however far: it may come from the wire)
+            // overflows a Duration or the clock's instant; the timer still fires at `atMs`.
+            var remaining = delayMs
+            while remaining > 0 {
+                let step = min(remaining, Self.maxSleepStepMs)
+                do { try await Task.sleep(for: .milliseconds(step)) } catch { return }
+                remaining -= step
             }
             guard !Task.isCancelled else { return }
             await fire(timer)
         }
+    }
+
+    /// The longest single sleep: one day.
+    static let maxSleepStepMs: Int64 = 86_400_000
+
+    /// Milliseconds from `nowMs` to `atMs`, 0 if past; saturating (never traps, whatever the inputs).
+    static func delay(atMs: Int64, nowMs: Int64) -> Int64 {
+        let (difference, overflow) = atMs.subtractingReportingOverflow(nowMs)
+        if overflow { return atMs > nowMs ? .max : 0 }
+        return max(0, difference)
     }
 
     public mutating func cancel(_ timer: CallTimer) {

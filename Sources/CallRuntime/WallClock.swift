@@ -11,4 +11,14 @@ public enum WallClock {
 
     /// Unix time in whole seconds (the envelope's `t`).
     public static func nowSeconds() -> Int64 { nowMs() / 1000 }
+
+    /// `seconds` as whole milliseconds, rounded, saturating at the Int64 range (NaN is 0): a
+    /// duration from outside (control API, command line) never traps the conversion.
+    public static func milliseconds(seconds: Double) -> Int64 {
+        let ms = (seconds * 1000).rounded()
+        if ms.isNaN { return 0 }
+        if ms >= 9_223_372_036_854_775_807.0 { return .max }
+        if ms <= -9_223_372_036_854_775_808.0 { return .min }
+        return Int64(ms)
+    }
 }

@@ -17,7 +17,9 @@ public actor CallJournal {
     public nonisolated let devId: String
     /// The file, or nil for a memory-only journal.
     public nonisolated let path: String?
-    private var fd: Int32 = -1
+    private var file: JournalFile?
+    /// True when the file is a fleet's one file per process (closed by its owner, not here).
+    private let sharesFile: Bool
     private var recent: [JSONValue] = []
     private let memoryLimit: Int
     private var writeFailures = 0
@@ -26,26 +28,24 @@ public actor CallJournal {
     public init(devId: String, directory: String?, memoryLimit: Int = 1000) throws(ControlError) {
         self.devId = devId
         self.memoryLimit = memoryLimit
+        self.sharesFile = false
         guard let directory else {
             self.path = nil
             return
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ControlError(status: 500, "cannot create journal directory '\(directory)': \(error.localizedDescription)")
-        }
-        let path = directory + "/" + Self.fileName(devId: devId)
-        self.path = path
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw ControlError(status: 500, "cannot open journal '\(path)': \(String(cString: strerror(errno)))")
-        }
-        self.fd = fd
-        if Self.endsWithPartialLine(path: path) {
-            // A line cut short by a crash stays as it is; we start on a fresh line.
-            _ = "\n".withCString { write(fd, $0, 1) }
-        }
+        let file = try JournalFile(directory: directory, fileName: Self.fileName(devId: devId))
+        self.path = file.path
+        self.file = file
+    }
+
+    /// A device's journal in a fleet: its lines go to the process's one `shared` file (each line
+    /// carries the devId), so a fleet holds one descriptor for its journal, not one per device.
+    public init(devId: String, shared: JournalFile?, memoryLimit: Int = 50) {
+        self.devId = devId
+        self.memoryLimit = memoryLimit
+        self.sharesFile = true
+        self.path = shared?.path
+        self.file = shared
     }
 
     /// `<devId>.jsonl`, with any `/` made harmless.
@@ -53,7 +53,7 @@ public actor CallJournal {
         devId.replacingOccurrences(of: "/", with: "_") + ".jsonl"
     }
 
-    private static func endsWithPartialLine(path: String) -> Bool {
+    static func endsWithPartialLine(path: String) -> Bool {
         let rfd = open(path, O_RDONLY | O_CLOEXEC)
         guard rfd >= 0 else { return false }
         defer { Glibc.close(rfd) }
@@ -64,14 +64,10 @@ public actor CallJournal {
         return last != UInt8(ascii: "\n")
     }
 
-    deinit {
-        if fd >= 0 { Glibc.close(fd) }
-    }
-
-    /// Closes the file; later entries are kept in memory only.
+    /// Closes the file (a shared one is only let go); later entries are kept in memory only.
     public func closeFile() {
-        if fd >= 0 { Glibc.close(fd) }
-        fd = -1
+        if !sharesFile { file?.close() }
+        file = nil
     }
 
     // MARK: Recording
@@ -106,11 +102,8 @@ public actor CallJournal {
     private func append(_ entry: JSONValue) {
         recent.append(entry)
         if recent.count > memoryLimit { recent.removeFirst(recent.count - memoryLimit) }
-        guard fd >= 0 else { return }
-        let bytes = entry.serialized() + [UInt8(ascii: "\n")]
-        // One write(2) per line: with O_APPEND the kernel places it whole at the end of the file.
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if written != bytes.count { writeFailures += 1 }
+        guard let file else { return }
+        if !file.append(entry.serialized() + [UInt8(ascii: "\n")]) { writeFailures += 1 }
     }
 
     // MARK: Reading
@@ -127,6 +120,59 @@ public actor CallJournal {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+}
+
+/// An append-only JSON Lines file: one `write(2)` per line on an `O_APPEND` descriptor, so lines
+/// of many writers (a fleet's devices) never interleave and a kill leaves whole lines only.
+public final class JournalFile: @unchecked Sendable {
+    public let path: String
+    private let lock = NSLock()
+    private var fd: Int32
+
+    /// Opens (creating if needed) `directory/fileName` for appending.
+    public init(directory: String, fileName: String) throws(ControlError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ControlError(status: 500, "cannot create journal directory '\(directory)': \(error.localizedDescription)")
+        }
+        let path = directory + "/" + fileName
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw ControlError(status: 500, "cannot open journal '\(path)': \(String(cString: strerror(errno)))")
+        }
+        self.path = path
+        self.fd = fd
+        if CallJournal.endsWithPartialLine(path: path) {
+            // A line cut short by a crash stays as it is; we start on a fresh line.
+            _ = "\n".withCString { write(fd, $0, 1) }
+        }
+    }
+
+    /// A fleet process's journal: `directory/<name>.jsonl`.
+    public convenience init(directory: String, name: String) throws(ControlError) {
+        try self.init(directory: directory, fileName: CallJournal.fileName(devId: name))
+    }
+
+    /// Writes one whole line; false if it could not be written whole (disk full...).
+    func append(_ bytes: [UInt8]) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard fd >= 0 else { return true }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        return written == bytes.count
+    }
+
+    public func close() {
+        lock.lock()
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+        lock.unlock()
+    }
+
+    deinit {
+        if fd >= 0 { Glibc.close(fd) }
     }
 }
 

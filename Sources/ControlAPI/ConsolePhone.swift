@@ -141,9 +141,14 @@ public actor ConsolePhone {
         let sid = session.sessionId
         let events = await app.events()
         let collector = SignalCollector()
+        // PROTOCOL.md 4 (P2PLinkRules): only the device the offer goes to, for this session, counts.
+        var rules = P2PLinkRules(app: ())
+        rules.opened(sessionId: sid, peer: devId)
+        let linkRules = rules
         let pump = Task {
             for await event in events {
-                guard case .signal(let m, let from) = event, from == devId, m.header.sessionId == sid else { continue }
+                guard case .signal(let m, let from) = event, from == devId,
+                      linkRules.accepts(sessionId: m.header.sessionId, from: m.header.from) else { continue }
                 collector.add(m.body)
             }
         }

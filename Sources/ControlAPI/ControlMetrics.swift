@@ -17,14 +17,23 @@ public final class ControlMetrics: @unchecked Sendable {
         var sum = 0.0
     }
 
-    public init() {}
+    /// One series per device (`device` label), or (false, a fleet's default) one series for all.
+    public let perDevice: Bool
+
+    public init(perDevice: Bool = true) {
+        self.perDevice = perDevice
+    }
+
+    /// Where a device's counts go: its own series, or the fleet's one.
+    private func key(_ device: String) -> String { perDevice ? device : "" }
 
     public func callEnded(device: String, outcome: CallOutcome) {
-        lock.withLock { callsByOutcome[device, default: [:]][outcome.rawValue, default: 0] += 1 }
+        lock.withLock { callsByOutcome[key(device), default: [:]][outcome.rawValue, default: 0] += 1 }
     }
 
     /// Incoming call: from receiving `call` to sending `ring`.
     public func observeRingLatency(device: String, seconds: Double) {
+        let device = key(device)
         lock.withLock {
             var h = ringLatency[device] ?? Histogram()
             for (i, bound) in Self.ringLatencyBuckets.enumerated() where seconds <= bound { h.bucketCounts[i] += 1 }
@@ -44,16 +53,50 @@ public final class ControlMetrics: @unchecked Sendable {
         public var framesSent: Int = 0
         public var framesReceived: Int = 0
         public var fps: Double = 0
+        /// Refused messages by kind (`RefusalLog.Kind`), issue 10.
+        public var refusals: [String: Int] = [:]
+        /// Devices these gauges sum (1 for one device).
+        var fleetSize = 1
+        var linksUp = 0
+        var connected = 0
+    }
+
+    /// One series for the whole fleet: sums (active calls, links up, devices connected...).
+    static func aggregate(_ devices: [DeviceGauges]) -> DeviceGauges {
+        var sum = DeviceGauges(devId: "", activeCalls: 0, p2pLinkUp: false, mqttReconnects: 0, mqttConnected: false)
+        var linksUp = 0
+        var connected = 0
+        for d in devices {
+            sum.activeCalls += d.activeCalls
+            sum.mqttReconnects += d.mqttReconnects
+            sum.framesSent += d.framesSent
+            sum.framesReceived += d.framesReceived
+            sum.fps += d.fps
+            for (kind, count) in d.refusals { sum.refusals[kind, default: 0] += count }
+            if d.p2pLinkUp { linksUp += 1 }
+            if d.mqttConnected { connected += 1 }
+        }
+        sum.fleetSize = devices.count
+        sum.linksUp = linksUp
+        sum.connected = connected
+        return sum
     }
 
     /// The whole exposition for these devices.
     public func render(_ devices: [DeviceGauges]) -> String {
         let (calls, latency) = lock.withLock { (callsByOutcome, ringLatency) }
         var out = ""
+        let devices = perDevice ? devices : [Self.aggregate(devices)]
+        if !perDevice {
+            out += "# HELP ipcemu_devices Devices in this process.\n# TYPE ipcemu_devices gauge\n"
+            out += "ipcemu_devices \(devices.first.map { $0.fleetSize } ?? 0)\n"
+        }
         func header(_ name: String, _ type: String, _ help: String) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
         func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
+            // Aggregated (a fleet): no device label.
+            let labels = labels.filter { !($0.0 == "device" && $0.1.isEmpty) }
             let l = labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",")
             out += labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(l)} \(value)\n"
         }
@@ -84,11 +127,18 @@ public final class ControlMetrics: @unchecked Sendable {
         header("ipcemu_media_fps", "gauge", "Frames per second sent.")
         for d in devices { sample("ipcemu_media_fps", [("device", d.devId)], Self.number(d.fps)) }
         header("ipcemu_p2p_link_up", "gauge", "1 while the P2P media link of the answered call is up.")
-        for d in devices { sample("ipcemu_p2p_link_up", [("device", d.devId)], d.p2pLinkUp ? "1" : "0") }
+        for d in devices { sample("ipcemu_p2p_link_up", [("device", d.devId)], perDevice ? (d.p2pLinkUp ? "1" : "0") : String(d.linksUp)) }
         header("ipcemu_mqtt_connected", "gauge", "1 while the device's MQTT connection is up.")
-        for d in devices { sample("ipcemu_mqtt_connected", [("device", d.devId)], d.mqttConnected ? "1" : "0") }
+        for d in devices { sample("ipcemu_mqtt_connected", [("device", d.devId)], perDevice ? (d.mqttConnected ? "1" : "0") : String(d.connected)) }
         header("ipcemu_mqtt_reconnects_total", "counter", "MQTT connections accepted after the first one.")
         for d in devices { sample("ipcemu_mqtt_reconnects_total", [("device", d.devId)], String(d.mqttReconnects)) }
+        header("ipcemu_refused_messages_total", "counter",
+               "Messages refused (logged and dropped, or answered with a refusal), by kind.")
+        for d in devices {
+            for (kind, count) in d.refusals.sorted(by: { $0.key < $1.key }) {
+                sample("ipcemu_refused_messages_total", [("device", d.devId), ("kind", kind)], String(count))
+            }
+        }
         return out
     }
 

@@ -37,10 +37,52 @@ struct ControlRoutes: Sendable {
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: text)))
         })
-        add(.get, "/api/devices", { r, _, _ in
+        add(.get, "/api/devices", { r, req, _ in
+            // Paged and filtered: a fleet holds thousands (offset, limit; prefix of the devId; phase).
+            let q = req.uri.queryParameters
+            let offset = try queryInteger(q.get("offset"), "offset", 0...Int.max) ?? 0
+            let limit = try queryInteger(q.get("limit"), "limit", 1...10_000) ?? 1000
+            var phase: String?
+            if let text = q.get("phase") {
+                guard CallPhase(rawValue: text) != nil else {
+                    throw ControlError.badRequest("phase must be idle, ringingIncoming, ringingOutgoing, answered or shutDown", field: "phase")
+                }
+                phase = text
+            }
+            let page = await r.registry.page(offset: offset, limit: limit, prefix: q.get("prefix"), phase: phase)
             var list: [JSONValue] = []
-            for entry in await r.registry.all { list.append(await state(of: entry)) }
-            return json(.object(["devices": .array(list)]))
+            for entry in page.devices { list.append(await state(of: entry)) }
+            return json(.object(["devices": .array(list), "total": .int(Int64(page.total)),
+                                 "offset": .int(Int64(offset)), "limit": .int(Int64(limit))]))
+        })
+        add(.get, "/api/fleet", { r, _, _ in
+            guard let fleet = await r.registry.fleet else { throw ControlError(status: 404, "this process runs no fleet") }
+            return json(await fleetView(fleet))
+        })
+        add(.post, "/api/fleet/faults/drop-connection", { r, req, _ in
+            guard let fleet = await r.registry.fleet else { throw ControlError(status: 404, "this process runs no fleet") }
+            let body = try await RequestBody(bytes(req))
+            try body.only(["seconds", "jitterSeconds"])
+            guard let seconds = try body.number("seconds", "a number of seconds, 0 to 3600"), (0...3600).contains(seconds) else {
+                throw ControlError.badRequest("seconds must be a number of seconds, 0 to 3600", field: "seconds")
+            }
+            let jitter = try body.number("jitterSeconds", "a number of seconds, 0 to 3600") ?? 0
+            guard (0...3600).contains(jitter) else {
+                throw ControlError.badRequest("jitterSeconds must be a number of seconds, 0 to 3600", field: "jitterSeconds")
+            }
+            let dropped = await fleet.dropAllConnections(seconds: seconds, jitterSeconds: jitter)
+            return json(.object(["dropped": .int(Int64(dropped)), "seconds": .double(seconds), "jitterSeconds": .double(jitter)]),
+                        status: .accepted)
+        })
+        add(.put, "/api/fleet/faults/heartbeats", { r, req, _ in
+            guard let fleet = await r.registry.fleet else { throw ControlError(status: 404, "this process runs no fleet") }
+            let body = try await RequestBody(bytes(req))
+            try body.only(["suppressFraction"])
+            guard let fraction = try body.number("suppressFraction", "a fraction from 0 to 1"), (0...1).contains(fraction) else {
+                throw ControlError.badRequest("suppressFraction must be a fraction from 0 to 1", field: "suppressFraction")
+            }
+            let suppressed = await fleet.suppressHeartbeatReplies(fraction: fraction)
+            return json(.object(["suppressing": .int(Int64(suppressed)), "devices": .int(Int64(fleet.devices.count))]))
         })
         add(.get, "/api/devices/{devId}", { r, _, c in json(await state(of: try await r.entry(c))) })
         add(.post, "/api/devices/{devId}/press", { r, req, c in
@@ -236,6 +278,30 @@ struct ControlRoutes: Sendable {
         return JSONViews.state(await d.status, device: d, faults: await d.faults)
     }
 
+    /// An integer query parameter in `range`, or nil when absent.
+    static func queryInteger(_ text: String?, _ name: String, _ range: ClosedRange<Int>) throws(ControlError) -> Int? {
+        guard let text else { return nil }
+        guard let n = Int(text), range.contains(n) else {
+            let upper = range.upperBound == Int.max ? "or more" : "to \(range.upperBound)"
+            throw .badRequest("\(name) must be an integer \(range.lowerBound) \(upper)", field: name)
+        }
+        return n
+    }
+
+    static func fleetView(_ fleet: Fleet) async -> JSONValue {
+        let devices = fleet.devices
+        var online = 0
+        var inCall = 0
+        for d in devices {
+            let s = await d.status
+            if s.connected { online += 1 }
+            if s.phase != .idle && s.phase != .shutDown { inCall += 1 }
+        }
+        return .object(["devices": .int(Int64(devices.count)), "online": .int(Int64(online)),
+                        "inCall": .int(Int64(inCall)), "planned": .int(Int64(fleet.positions.count)),
+                        "firstPosition": .int(Int64(fleet.positions.lowerBound))])
+    }
+
     static func bytes(_ request: Request) async throws -> [UInt8] {
         var request = request
         let buffer = try await request.collectBody(upTo: 1 << 18)
@@ -250,12 +316,12 @@ struct ControlRoutes: Sendable {
         if let after, !(after >= 0 && after <= 3600) {
             throw .badRequest("afterSeconds must be a number of seconds, 0 to 3600", field: "afterSeconds")
         }
-        if after != nil, name != "answer" {
-            throw .badRequest("afterSeconds goes with policy answer only", field: "afterSeconds")
+        if after != nil, name != "answer", name != "reject" {
+            throw .badRequest("afterSeconds goes with policy answer or reject only", field: "afterSeconds")
         }
         switch name {
         case "answer": return .answerAfter(ms: Int64(((after ?? 0) * 1000).rounded()))
-        case "reject": return .reject
+        case "reject": return after.map { .rejectAfter(ms: Int64(($0 * 1000).rounded())) } ?? .reject
         case "ignore": return .ignore
         case "busy": return .busy
         case "manual": return .manual

@@ -14,12 +14,20 @@ public actor DeviceRegistry {
     public nonisolated let metrics: ControlMetrics
     /// Where journals go (`<dir>/<devId>.jsonl`); nil keeps them in memory only.
     public nonisolated let journalDirectory: String?
+    /// A fleet's one journal file for the whole process (each line names its device).
+    public nonisolated let fleetJournal: JournalFile?
+    /// The fleet these devices belong to (fleet-wide faults), if any.
+    public private(set) var fleet: Fleet?
 
-    public init(hub: EventHub = EventHub(), metrics: ControlMetrics = ControlMetrics(), journalDirectory: String? = nil) {
+    public init(hub: EventHub = EventHub(), metrics: ControlMetrics = ControlMetrics(), journalDirectory: String? = nil,
+                fleetJournal: JournalFile? = nil) {
         self.hub = hub
         self.metrics = metrics
         self.journalDirectory = journalDirectory
+        self.fleetJournal = fleetJournal
     }
+
+    public func setFleet(_ fleet: Fleet) { self.fleet = fleet }
 
     /// Registers a device (already started or not) and starts observing it.
     @discardableResult
@@ -27,7 +35,9 @@ public actor DeviceRegistry {
         guard entries[device.devId] == nil else {
             throw ControlError(status: 409, "device '\(device.devId)' is already registered")
         }
-        let journal = try CallJournal(devId: device.devId, directory: journalDirectory)
+        let journal = fleetJournal != nil || fleet != nil
+            ? CallJournal(devId: device.devId, shared: fleetJournal)
+            : try CallJournal(devId: device.devId, directory: journalDirectory)
         let entry = ControlledDevice(device: device, journal: journal)
         entries[device.devId] = entry
         order.append(device.devId)
@@ -41,6 +51,23 @@ public actor DeviceRegistry {
 
     public var all: [ControlledDevice] { order.compactMap { entries[$0] } }
 
+    public var count: Int { order.count }
+
+    /// One page of the devices in registration order, after filtering by devId prefix and call
+    /// phase (`idle`, `ringing`...), with the number that matched.
+    public func page(offset: Int, limit: Int, prefix: String?, phase: String?) async -> (total: Int, devices: [ControlledDevice]) {
+        var matched = 0
+        var out: [ControlledDevice] = []
+        for devId in order {
+            if let prefix, !devId.hasPrefix(prefix) { continue }
+            guard let entry = entries[devId] else { continue }
+            if let phase, await entry.device.status.phase.rawValue != phase { continue }
+            if matched >= offset, out.count < limit { out.append(entry) }
+            matched += 1
+        }
+        return (matched, out)
+    }
+
     /// Stops observing (the devices themselves are stopped by whoever owns them) and closes the
     /// journals.
     public func close() async {
@@ -48,6 +75,7 @@ public actor DeviceRegistry {
             entry.monitorTask?.cancel()
             await entry.journal.closeFile()
         }
+        fleetJournal?.close()
     }
 
     /// The Prometheus exposition for every device.
@@ -60,7 +88,8 @@ public actor DeviceRegistry {
             gauges.append(ControlMetrics.DeviceGauges(
                 devId: s.devId, activeCalls: active ? 1 : 0, p2pLinkUp: linkUp,
                 mqttReconnects: entry.device.mqttCounters.reconnects, mqttConnected: s.connected,
-                framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps))
+                framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps,
+                refusals: Dictionary(uniqueKeysWithValues: entry.device.refusals.totals.map { ($0.key.rawValue, $0.value) })))
         }
         return metrics.render(gauges)
     }

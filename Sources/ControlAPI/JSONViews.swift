@@ -86,11 +86,12 @@ enum JSONViews {
         ])
     }
 
-    /// `answer`, `answer:1.5`, `reject`, `ignore`, `busy`, `manual`.
+    /// `answer`, `answer:1.5`, `reject`, `reject:2`, `ignore`, `busy`, `manual`.
     static func policy(_ p: AnswerPolicy) -> String {
         switch p {
         case .answerAfter(let ms): ms <= 0 ? "answer" : "answer:\(ControlMetrics.number(Double(ms) / 1000))"
         case .reject: "reject"
+        case .rejectAfter(let ms): ms <= 0 ? "reject" : "reject:\(ControlMetrics.number(Double(ms) / 1000))"
         case .ignore: "ignore"
         case .busy: "busy"
         case .manual: "manual"

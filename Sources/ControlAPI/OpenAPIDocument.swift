@@ -84,7 +84,7 @@ enum OpenAPIDocument {
     },
     "/api/devices": {
       "get": {
-        "summary": "Every device in the process, with its state",
+        "summary": "The devices in the process with their state, a page at a time (a fleet holds thousands)",
         "tags": [
           "devices"
         ],
@@ -98,8 +98,66 @@ enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "400": {
+            "description": "Bad query parameter; `field` names it",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
           }
-        }
+        },
+        "parameters": [
+          {
+            "name": "offset",
+            "in": "query",
+            "required": false,
+            "description": "Skip this many matching devices (default 0).",
+            "schema": {
+              "type": "integer",
+              "minimum": 0
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "At most this many devices (1-10000, default 1000).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 10000
+            }
+          },
+          {
+            "name": "prefix",
+            "in": "query",
+            "required": false,
+            "description": "Only devices whose devId starts with this.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "phase",
+            "in": "query",
+            "required": false,
+            "description": "Only devices in this call phase.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "idle",
+                "ringingIncoming",
+                "ringingOutgoing",
+                "answered",
+                "shutDown"
+              ]
+            }
+          }
+        ]
       }
     },
     "/api/devices/{devId}": {
@@ -1050,6 +1108,138 @@ enum OpenAPIDocument {
           }
         }
       }
+    },
+    "/api/fleet": {
+      "get": {
+        "summary": "The fleet of this process (`ipcemu fleet`): devices, online, in a call",
+        "tags": [
+          "fleet"
+        ],
+        "responses": {
+          "200": {
+            "description": "Fleet state",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FleetState"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "This process runs no fleet (`ipcemu run`)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/fleet/faults/drop-connection": {
+      "post": {
+        "summary": "Reconnect storm: every device drops its MQTT connection without DISCONNECT (the broker publishes every will) and reconnects after `seconds` plus up to `jitterSeconds`",
+        "tags": [
+          "fleet",
+          "faults"
+        ],
+        "responses": {
+          "202": {
+            "description": "Dropped",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FleetDropConnectionReply"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "This process runs no fleet (`ipcemu run`)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FleetDropConnectionRequest"
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/fleet/faults/heartbeats": {
+      "put": {
+        "summary": "Stop heartbeat replies on a fraction of the devices (the apps end those calls with -2532)",
+        "tags": [
+          "fleet",
+          "faults"
+        ],
+        "responses": {
+          "200": {
+            "description": "Devices now suppressing",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FleetHeartbeatsReply"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "This process runs no fleet (`ipcemu run`)",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        },
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FleetHeartbeatsRequest"
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1418,10 +1608,23 @@ enum OpenAPIDocument {
             "items": {
               "$ref": "#/components/schemas/DeviceState"
             }
+          },
+          "total": {
+            "type": "integer",
+            "description": "Devices that match the filters (every page together)."
+          },
+          "offset": {
+            "type": "integer"
+          },
+          "limit": {
+            "type": "integer"
           }
         },
         "required": [
-          "devices"
+          "devices",
+          "total",
+          "offset",
+          "limit"
         ],
         "additionalProperties": false
       },
@@ -1488,7 +1691,7 @@ enum OpenAPIDocument {
             "type": "number",
             "minimum": 0,
             "maximum": 3600,
-            "description": "answer only"
+            "description": "answer and reject only: the delay before the device answers or rejects"
           }
         },
         "required": [
@@ -1746,6 +1949,111 @@ enum OpenAPIDocument {
         "required": [
           "phone",
           "sdp"
+        ],
+        "additionalProperties": false
+      },
+      "FleetState": {
+        "type": "object",
+        "properties": {
+          "devices": {
+            "type": "integer",
+            "description": "Devices made in this process."
+          },
+          "online": {
+            "type": "integer",
+            "description": "Devices connected to the broker now."
+          },
+          "inCall": {
+            "type": "integer",
+            "description": "Devices ringing or in an answered call."
+          },
+          "planned": {
+            "type": "integer",
+            "description": "Devices this process was given (its shard or block)."
+          },
+          "firstPosition": {
+            "type": "integer",
+            "description": "Position of its first device in the whole fleet."
+          }
+        },
+        "required": [
+          "devices",
+          "online",
+          "inCall",
+          "planned",
+          "firstPosition"
+        ],
+        "additionalProperties": false
+      },
+      "FleetDropConnectionRequest": {
+        "type": "object",
+        "properties": {
+          "seconds": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 3600,
+            "description": "Stay disconnected this long."
+          },
+          "jitterSeconds": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 3600,
+            "description": "Each device waits up to this much longer, at random (default 0)."
+          }
+        },
+        "required": [
+          "seconds"
+        ],
+        "additionalProperties": false
+      },
+      "FleetDropConnectionReply": {
+        "type": "object",
+        "properties": {
+          "dropped": {
+            "type": "integer"
+          },
+          "seconds": {
+            "type": "number"
+          },
+          "jitterSeconds": {
+            "type": "number"
+          }
+        },
+        "required": [
+          "dropped",
+          "seconds",
+          "jitterSeconds"
+        ],
+        "additionalProperties": false
+      },
+      "FleetHeartbeatsRequest": {
+        "type": "object",
+        "properties": {
+          "suppressFraction": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Share of the devices, chosen at random, that stop answering heartbeats; the rest answer again."
+          }
+        },
+        "required": [
+          "suppressFraction"
+        ],
+        "additionalProperties": false
+      },
+      "FleetHeartbeatsReply": {
+        "type": "object",
+        "properties": {
+          "suppressing": {
+            "type": "integer"
+          },
+          "devices": {
+            "type": "integer"
+          }
+        },
+        "required": [
+          "suppressing",
+          "devices"
         ],
         "additionalProperties": false
       }

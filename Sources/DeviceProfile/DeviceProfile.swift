@@ -18,6 +18,9 @@ public struct DeviceProfile: Sendable, Equatable {
     public var broker: Broker
     /// The file this profile was loaded from (absent when parsed from a string without a name).
     public var sourcePath: String?
+    /// Fields the loader read but ignored because they do not apply (an `answerDelay` with
+    /// policy `ignore`, ...), in file order. Empty for a profile built in code.
+    public var warnings: [ProfileWarning] = []
 
     public init(
         identity: Identity,
@@ -211,8 +214,11 @@ extension DeviceProfile {
     public enum AnswerPolicy: Sendable, Equatable, CustomStringConvertible {
         /// Ring, then answer after this many seconds (0: at once, after the `ring`).
         case answer(afterSeconds: Double)
-        /// Ring, then reject.
+        /// Ring, then reject at once.
         case reject
+        /// Ring, then reject after this many seconds (`answerPolicy: reject` with `answerDelay`):
+        /// the owner declines on the screen a moment after it rings.
+        case rejectAfter(seconds: Double)
         /// Ring and stay silent until the caller gives up (the deadline sends `not_answered`).
         case ignore
         /// Reply `busy` as if in another call.
@@ -224,7 +230,7 @@ extension DeviceProfile {
         public var name: String {
             switch self {
             case .answer: "answer"
-            case .reject: "reject"
+            case .reject, .rejectAfter: "reject"
             case .ignore: "ignore"
             case .busy: "busy"
             case .manual: "manual"
@@ -235,6 +241,7 @@ extension DeviceProfile {
 
         public var description: String {
             if case .answer(let delay) = self { return "answer after \(formatSeconds(delay))" }
+            if case .rejectAfter(let delay) = self { return "reject after \(formatSeconds(delay))" }
             return name
         }
     }

@@ -20,6 +20,7 @@ extension DeviceProfile {
         if identity.name != template, DevIdTemplate.hasPlaceholder(identity.name) {
             copy.identity.name = DevIdTemplate.expand(identity.name, index: index)
         }
+        copy.broker = broker.credentials(devId: devId, index: index)
         return copy
     }
 
@@ -110,6 +111,24 @@ enum DevIdTemplate {
             return "expected a devId of at most \(maxLength) characters, got \(plain.count)"
         }
         return nil
+    }
+}
+
+extension DeviceProfile.Broker {
+    /// Per-device credentials (load testers' request): `{index}` / `{index:N}` and `{devId}` in the
+    /// username, the password and the TLS client certificate and key paths, filled in.
+    public func credentials(devId: String, index: Int) -> DeviceProfile.Broker {
+        func fill(_ text: String?) -> String? {
+            guard var text else { return nil }
+            if DevIdTemplate.hasPlaceholder(text) { text = DevIdTemplate.expand(text, index: index) }
+            return text.replacingOccurrences(of: "{devId}", with: devId)
+        }
+        var copy = self
+        copy.username = fill(username)
+        copy.password = fill(password)
+        copy.certFile = fill(certFile)
+        copy.keyFile = fill(keyFile)
+        return copy
     }
 }
 

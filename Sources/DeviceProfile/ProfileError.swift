@@ -52,3 +52,32 @@ public struct ProfileError: Error, Sendable, Equatable, CustomStringConvertible 
         return s + message
     }
 }
+
+/// A field that was read but does not apply to the rest of the profile, so it is ignored. Loading
+/// still succeeds; `ipcemu profile check` and `ipcemu run` print it.
+public struct ProfileWarning: Sendable, Equatable, CustomStringConvertible {
+    /// The file name as given (or `<yaml>`).
+    public var file: String
+    public var line: Int?
+    public var column: Int?
+    /// Dotted path of the field (`behaviour.answerDelay`).
+    public var field: String
+    public var message: String
+
+    public init(file: String, line: Int?, column: Int?, field: String, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.field = field
+        self.message = message
+    }
+
+    /// `FILE:LINE: warning: FIELD: message`
+    public var description: String {
+        var s = file
+        if let line { s += ":\(line)" }
+        s += ": warning: "
+        if !field.isEmpty { s += field + ": " }
+        return s + message
+    }
+}

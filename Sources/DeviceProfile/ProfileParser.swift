@@ -63,6 +63,7 @@ extension DeviceProfile {
                                message: "the profile is not valid")
         }
         profile.sourcePath = fileName
+        profile.warnings = parser.diagnostics.warnings
         return profile
     }
 
@@ -322,17 +323,19 @@ struct ProfileParser {
         }
         let callTimeout = m.seconds("callTimeout")
 
+        // answerDelay delays an answer or a reject. With any other policy it is ignored with a
+        // warning, not refused: flipping the policy in a test stays a one-line change.
         let policy: Profile.AnswerPolicy
         switch policyName ?? "answer" {
-        case "reject": policy = .reject
+        case "reject": policy = (answerDelay ?? 0) > 0 ? .rejectAfter(seconds: answerDelay ?? 0) : .reject
         case "ignore": policy = .ignore
         case "busy": policy = .busy
         case "manual": policy = .manual
         default: policy = .answer(afterSeconds: answerDelay ?? 1)
         }
-        if let delayNode = m["answerDelay"], let policyName, policyName != "answer" {
-            diagnostics.add(.inconsistent, at: delayNode.mark, field: m.field("answerDelay"),
-                            "answerDelay applies only to answerPolicy 'answer', not '\(policyName)'")
+        if let delayNode = m["answerDelay"], let policyName, !["answer", "reject"].contains(policyName) {
+            diagnostics.warn(at: delayNode.mark, field: m.field("answerDelay"),
+                             "answerDelay applies to answerPolicy 'answer' or 'reject', not '\(policyName)': ignored")
         }
         var result = Profile.Behaviour(answerPolicy: policy, household: household ?? [], callTimeout: callTimeout ?? 30)
         if let capabilities {
@@ -460,13 +463,15 @@ struct ProfileParser {
         }
         let username = m.string("username") { text in
             if text.isEmpty { return "expected a non-empty username (leave it out to use the devId)" }
-            let rest = text.replacingOccurrences(of: TopicTemplates.placeholder, with: "")
-            return rest.contains("{") ? "the only placeholder in a username is {devId}, got '\(text)'" : nil
+            let rest = Self.withoutCredentialPlaceholders(text)
+            return rest.contains("{") ? "the only placeholders in a username are {devId} and {index} (or {index:N}), got '\(text)'" : nil
         }
         let password = m.string("password")
         let fileCheck: (String) -> String? = { text in
             if text.isEmpty { return "expected a file path, got an empty string" }
             let full = self.resolve(text)
+            // A per-device path (`{devId}`, `{index}`) is checked when a fleet makes the device.
+            if Self.withoutCredentialPlaceholders(text) != text { return nil }
             return FileManager.default.fileExists(atPath: full) ? nil : "file not found: \(full)"
         }
         let caFile = m.string("caFile", expected: "a file path", check: fileCheck)
@@ -494,6 +499,14 @@ struct ProfileParser {
     }
 
     // MARK: helpers
+
+    /// `text` without its `{devId}`, `{index}` and `{index:N}` placeholders.
+    static func withoutCredentialPlaceholders(_ text: String) -> String {
+        var rest = text.replacingOccurrences(of: TopicTemplates.placeholder, with: "")
+        rest = rest.replacingOccurrences(of: "{index}", with: "")
+        for width in 1...12 { rest = rest.replacingOccurrences(of: "{index:\(width)}", with: "") }
+        return rest
+    }
 
     /// A path from the profile: absolute, `~/...`, or relative to the profile's folder.
     func resolve(_ path: String) -> String {

@@ -8,6 +8,8 @@ import Yams
 final class Diagnostics {
     let file: String
     private(set) var errors: [ProfileError] = []
+    /// Fields that were read but do not apply (kept, ignored, reported).
+    private(set) var warnings: [ProfileWarning] = []
 
     init(file: String) { self.file = file }
 
@@ -16,6 +18,10 @@ final class Diagnostics {
     func add(_ kind: ProfileError.Kind, at mark: Mark?, field: String, _ message: String) {
         errors.append(ProfileError(
             kind: kind, file: file, line: mark?.line, column: mark?.column, field: field, message: message))
+    }
+
+    func warn(at mark: Mark?, field: String, _ message: String) {
+        warnings.append(ProfileWarning(file: file, line: mark?.line, column: mark?.column, field: field, message: message))
     }
 
     /// The first mistake by position in the file (unplaced ones last, then in the order found).

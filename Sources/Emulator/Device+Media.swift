@@ -7,15 +7,15 @@ extension Device {
     /// link, or another sender: logged and dropped (no reply either way).
     func switchStream(_ resolution: SignalResolution, header h: SignalHeader) {
         guard let link = links[h.sessionId] else {
-            refuse("dropped a 302 resolution for session '\(h.sessionId)': it has no P2P link")
+            refuse("dropped a 302 resolution for session '\(h.sessionId)': it has no P2P link", kind: .signal)
             return
         }
         guard link.offerHeader.from == h.from else {
-            refuse("dropped a 302 resolution for session '\(h.sessionId)' from '\(h.from)': the link is '\(link.offerHeader.from)''s")
+            refuse("dropped a 302 resolution for session '\(h.sessionId)' from '\(h.from)': the link is '\(link.offerHeader.from)''s", kind: .signal)
             return
         }
         guard let stream = resolution.streamType, profile.capabilities.video != nil else {
-            refuse("dropped a 302 resolution with value \(resolution.value): the profile has no such stream (0 main, 1 sub)")
+            refuse("dropped a 302 resolution with value \(resolution.value): the profile has no such stream (0 main, 1 sub)", kind: .signal)
             return
         }
         do {
@@ -57,7 +57,7 @@ extension Device {
     /// A link still not up `connectTimeout` after its offer is closed (the app gets
     /// `disconnect`); for the answered call the engine then ends the call as PROTOCOL.md 3.3 says.
     func reapIfNeverConnected(_ link: P2PLink) {
-        let timeout = Duration.milliseconds(Int64(max(0, profile.timers.connectTimeout) * 1000))
+        let timeout = Self.reapDelay(seconds: profile.timers.connectTimeout)
         Task { [weak self] in
             try? await Task.sleep(for: timeout)
             await self?.reap(link)

@@ -17,7 +17,7 @@ public actor Device {
     nonisolated let log: EventLog
 
     private var engine: DeviceCallEngine
-    private var timers = TimerTable()
+    private var timers: ScheduledTimers
     private var opener: PayloadOpener
     private var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
@@ -27,26 +27,39 @@ public actor Device {
     private var callsEnded = 0
     private var lastCall: CallRecord?
     private var observers: [UUID: AsyncStream<DeviceEvent>.Continuation] = [:]
-    private var pumps: [Task<Void, Never>] = []
+    private var pump: Task<Void, Never>?
+    private var readyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    private var nextWaiterToken: UInt64 = 0
     private var random = SystemRandomNumberGenerator()
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
     private(set) var links: [String: P2PLink] = [:]
+    /// PROTOCOL.md 4: who may open, replace and close a link (sans-IO, CallEngine).
+    private var linkRules: P2PLinkRules
     private var closedMedia = MediaTotals()
     private var linkPumps: [String: Task<Void, Never>] = [:]
+    /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
+    public nonisolated let refusals = RefusalLog()
+    /// At most this many P2P links at once (live view may have several watchers) **[ours]**.
+    public static let maxLinks = 8
 
     /// Creates the device; `start()` connects it.
     /// - Parameters:
     ///   - connection: where the broker is (host, port, TLS); the client id, credentials and last
     ///     will come from the profile.
     ///   - eventLoop: the MQTT loop to share (a fleet shares one; nil: the process-wide one).
+    ///   - timers: the timer structure to share (a fleet shares one heap; nil: the process-wide one).
     public init(profile: DeviceProfile, connection: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil,
-                log: EventLog = EventLog()) throws {
+                log: EventLog = EventLog(), timers: TimerScheduler? = nil) throws {
         self.profile = profile
         self.devId = profile.identity.devId
         self.topics = profile.resolvedTopics
         self.log = log
         self.engine = DeviceCallEngine(config: DeviceEngineConfig(profile: profile))
+        self.timers = ScheduledTimers(scheduler: timers ?? .shared)
+        self.linkRules = P2PLinkRules(device: P2PLinkRules.DeviceSecrets(
+            devId: profile.identity.devId, p2pPassword: profile.identity.p2pPassword,
+            localKey: profile.identity.localKey, liveView: profile.capabilities.liveView), maxLinks: Self.maxLinks)
         let key = profile.identity.localKey
         self.opener = try PayloadOpener(mode: profile.security, localKey: key)
         self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)
@@ -69,15 +82,18 @@ public actor Device {
     /// Subscribes to the in topic and connects. Returns at once: a broker that is down is retried
     /// (with backoff) and logged, never fatal. Use `waitUntilConnected` to wait.
     public func start() throws {
-        let messages = client.makeMessageStream()
-        let states = client.makeStateStream()
+        // One bounded stream and one task per device for messages and connection states, in the
+        // order they happened (DESIGN.md "Scale": small per-device memory, bounded queues).
+        let inbound = client.makeInboundStream(limit: Self.inboundQueueLimit)
         try client.subscribe(topics.in, qos: 1)
-        pumps.append(Task { [weak self] in
-            for await message in messages { await self?.receive(payload: message.payload) }
-        })
-        pumps.append(Task { [weak self] in
-            for await state in states { await self?.connectionChanged(state) }
-        })
+        pump = Task { [weak self] in
+            for await item in inbound {
+                switch item {
+                case .message(let message): await self?.receive(payload: message.payload)
+                case .state(let state): await self?.connectionChanged(state)
+                }
+            }
+        }
         log.log(.info, "starting", device: devId, fields: [
             ("broker", client.options.endpointDescription), ("security", profile.security.rawValue),
             ("answerPolicy", "\(engine.answerPolicy)"),
@@ -85,15 +101,37 @@ public actor Device {
         client.connect()
     }
 
+    /// Messages and states waiting for the device at most; past it they are dropped and counted
+    /// (`mqttCounters.droppedInbound`).
+    public static let inboundQueueLimit = 1024
+
     /// Waits until the device is reachable: connected, subscribed to its in topic (SUBACK seen)
-    /// and its online status published. Anyone who sees it online can call it.
+    /// and its online status published. Anyone who sees it online can call it. Event-driven: the
+    /// waiter is resumed when the device becomes ready (or at the timeout), never polled.
     public func waitUntilConnected(timeout: Duration = .seconds(5)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if ready { return true }
-            try? await Task.sleep(for: .milliseconds(5))
+        if ready { return true }
+        if stopped { return false }
+        let token = nextWaiterToken
+        nextWaiterToken &+= 1
+        let timer = Task { [weak self] in
+            do { try await Task.sleep(for: timeout) } catch { return }
+            await self?.resumeReadyWaiter(token, with: false)
         }
-        return ready
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            readyWaiters[token] = continuation
+        }
+        timer.cancel()
+        return result
+    }
+
+    private func resumeReadyWaiter(_ token: UInt64, with value: Bool) {
+        readyWaiters.removeValue(forKey: token)?.resume(returning: value)
+    }
+
+    private func resumeAllReadyWaiters(with value: Bool) {
+        let waiting = readyWaiters
+        readyWaiters.removeAll()
+        for continuation in waiting.values { continuation.resume(returning: value) }
     }
 
     /// Clean shutdown (PROTOCOL.md 3.3): an answered call gets `hang_up`, a ringing incoming call
@@ -112,7 +150,8 @@ public actor Device {
         }
         _ = await client.disconnectAndWait(timeout: .seconds(1))
         client.close()
-        for pump in pumps { pump.cancel() }
+        pump?.cancel()
+        resumeAllReadyWaiters(with: false)
         for continuation in observers.values { continuation.finish() }
         observers.removeAll()
         log.log(.info, "stopped", device: devId)
@@ -168,7 +207,7 @@ public actor Device {
     public func press(targets: [String] = [], callType: CallType? = nil, timeoutSeconds: Double? = nil) throws(CallActionError) -> String {
         let sessionId = makeSessionId(devId: devId, using: &random)
         let press = DoorbellPress(sessionId: sessionId, targets: targets, callType: callType,
-                                  timeoutMs: timeoutSeconds.map { Int64(($0 * 1000).rounded()) })
+                                  timeoutMs: timeoutSeconds.map(WallClock.milliseconds(seconds:)))
         try perform(.press(press))
         return sessionId
     }
@@ -225,6 +264,7 @@ public actor Device {
         guard connected, !stopped else { return }
         publishPresence()
         ready = true
+        resumeAllReadyWaiters(with: true)
         emit(.connection(connected: true, detail: client.options.endpointDescription))
     }
 
@@ -245,9 +285,9 @@ public actor Device {
     func receive(payload: [UInt8]) {
         let inbound: InboundMessage
         do {
-            inbound = try opener.openMessage(payload).message
+            inbound = try opener.openMessage(payload, nowSeconds: WallClock.nowSeconds()).message
         } catch {
-            refuse("dropped \(payload.count)-byte message: \(error)")
+            refuse("dropped \(payload.count)-byte message: \(error)", kind: RefusalLog.Kind(error))
             return
         }
         switch inbound {
@@ -261,38 +301,53 @@ public actor Device {
         case .signal(let signal):
             receiveSignal(signal)
         case .abilityAnswer:
-            refuse("dropped a 309 ability answer: a device does not take answers")
+            refuse("dropped a 309 ability answer: a device does not take answers", kind: .malformed)
         }
     }
 
-    func refuse(_ why: String) {
-        log.log(.warning, why, device: devId)
+    /// Counts and reports a refused message; its log line is rate-limited (the count never is).
+    func refuse(_ why: String, kind: RefusalLog.Kind) {
+        let (write, suppressed) = refusals.record(kind, nowMs: WallClock.nowMs())
+        if write {
+            log.log(.warning, why, device: devId,
+                    fields: suppressed > 0 ? [("suppressed", "\(suppressed) refusal lines since the last one")] : [])
+        }
         emit(.refused(why: why))
     }
 
-    /// PROTOCOL.md 4, who may open a link: `auth` right AND (the answered session from the user who
-    /// answered, or the profile allows live view). Anything else: `disconnect` with close_reason 1.
+    /// PROTOCOL.md 4: 302 signalling. `P2PLinkRules` decides who may open, replace or close a
+    /// link; this carries it out. One case per message type (add new ones here).
     private func receiveSignal(_ signal: SignalMessage) {
         let h = signal.header
+        // PROTOCOL.md 4: `to` is the devId; a message for someone else is not ours to act on.
+        guard h.to == devId else {
+            refuse("dropped 302 \(signal.type.rawValue) addressed to '\(h.to)', not to this device", kind: .notForUs)
+            return
+        }
         log.log(.info, "<- \(signal.type.rawValue)", device: devId, fields: [("session", h.sessionId), ("from", h.from)])
         switch signal.body {
         case .offer(let offer):
-            if let why = offerRefusal(offer, header: h) {
+            let answered = engine.answeredCall.map { (sessionId: $0.sessionId, peer: $0.peer) }
+            switch linkRules.receiveOffer(sessionId: h.sessionId, from: h.from, auth: offer.auth, answeredCall: answered) {
+            case .refuse(let why):
                 refuseOffer(h, why: why)
-                return
+            case .open(let replacing):
+                // Issue 11: live view never takes from the answered call; past its limits the
+                // offer gets `disconnect` (unavailable) and an existing link stays as it was.
+                if let why = liveViewRefusal(h) {
+                    if !replacing { linkRules.closed(sessionId: h.sessionId) }
+                    refuseLiveView(h, why: why)
+                    return
+                }
+                openLink(offer, header: h, replacing: replacing)
             }
-            if let why = liveViewRefusal(h) {
-                refuseLiveView(h, why: why)
-                return
-            }
-            openLink(offer, header: h)
         case .candidate(let candidate):
-            guard let link = links[h.sessionId], link.offerHeader.from == h.from else { return }
+            guard linkRules.accepts(sessionId: h.sessionId, from: h.from), let link = links[h.sessionId] else { return }
             if !candidate.isEndOfCandidates {
                 link.addRemoteCandidate(candidate.wireLine, mLineIndex: candidate.effectiveMLineIndex)
             }
         case .disconnect:
-            guard links[h.sessionId]?.offerHeader.from == h.from else { return }
+            guard linkRules.receiveDisconnect(sessionId: h.sessionId, from: h.from) else { return }
             closeLink(h.sessionId, notifyPeer: false)
             mediaLink(up: false, sessionId: h.sessionId)
         case .answer:
@@ -305,16 +360,18 @@ public actor Device {
     // MARK: P2P links (PROTOCOL.md 4)
 
     /// Opens (or, for a session that has one, replaces) the link of an authorised offer.
-    private func openLink(_ offer: SignalOffer, header h: SignalHeader) {
-        if links[h.sessionId] != nil {
+    private func openLink(_ offer: SignalOffer, header h: SignalHeader, replacing: Bool) {
+        if replacing || links[h.sessionId] != nil {
             log.log(.info, "second offer replaces the link", device: devId, fields: [("session", h.sessionId)])
             closeLink(h.sessionId, notifyPeer: false)
+            linkRules.opened(sessionId: h.sessionId, peer: h.from)  // the new link is the offerer's
         }
         let link: P2PLink
         do {
             link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h))
             try link.start()
         } catch {
+            linkRules.closed(sessionId: h.sessionId)
             log.log(.error, "cannot open the P2P link", device: devId, fields: [("session", h.sessionId), ("why", "\(error)")])
             var reply = h.reply()
             reply.from = devId
@@ -323,6 +380,8 @@ public actor Device {
             return
         }
         links[h.sessionId] = link
+        // A link that never comes up (no ICE, an app that vanished) is reaped after the profile's
+        // connect timeout, so offers cannot pile up pipelines (issues 10 and 11).
         reapIfNeverConnected(link)
         log.log(.info, "P2P link opening", device: devId, fields: [
             ("session", h.sessionId), ("from", h.from), ("stream", offer.streamType == .sub ? "sub" : "main"),
@@ -357,8 +416,13 @@ public actor Device {
         }
     }
 
+    static func reapDelay(seconds: Double) -> Duration {
+        .milliseconds(min(max(1000, WallClock.milliseconds(seconds: seconds)), 3_600_000))
+    }
+
     /// Tears a link down; with `notifyPeer`, the app gets `disconnect` (close_reason 0).
     func closeLink(_ sessionId: String, notifyPeer: Bool) {
+        linkRules.closed(sessionId: sessionId)
         guard let link = links.removeValue(forKey: sessionId) else { return }
         linkPumps.removeValue(forKey: sessionId)?.cancel()
         let final = link.stats
@@ -405,19 +469,8 @@ public actor Device {
         return !(answered.sessionId == h.sessionId && answered.peer == h.from)
     }
 
-    func offerRefusal(_ offer: SignalOffer, header h: SignalHeader) -> String? {
-        let id = profile.identity
-        guard P2PAuth.verify(offer.auth, p2pPassword: id.p2pPassword, localKey: id.localKey, devId: devId) else {
-            return "wrong auth"
-        }
-        if let answered = engine.answeredCall, answered.sessionId == h.sessionId, answered.peer == h.from {
-            return nil
-        }
-        if profile.capabilities.liveView { return nil }
-        return "session '\(h.sessionId)' is not a call answered by '\(h.from)' and live view is off"
-    }
-
     private func refuseOffer(_ h: SignalHeader, why: String) {
+        _ = refusals.record(.signal, nowMs: WallClock.nowMs())
         log.log(.warning, "-> disconnect (unauthorised offer)", device: devId,
                 fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
         emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
@@ -447,7 +500,7 @@ public actor Device {
                 emit(.sent(message))
             case .armTimer(let timer, let at):
                 timers.arm(timer, atMs: at, nowMs: WallClock.nowMs()) { [weak self] timer in
-                    await self?.timerFired(timer)
+                    Task { await self?.timerFired(timer) }
                 }
             case .cancelTimer(let timer):
                 timers.cancel(timer)
@@ -472,7 +525,7 @@ public actor Device {
                 log.log(.info, "call ended", device: devId, fields: fields)
                 emit(.callEnded(record))
             case .refused(let message, let why):
-                refuse("refused \(message.event.rawValue) session=\(message.sessionId) from=\(message.curId): \(why)")
+                refuse("refused \(message.event.rawValue) session=\(message.sessionId) from=\(message.curId): \(why)", kind: .call)
             case .actionRefused(let action, let error):
                 log.log(.warning, "operator action refused", device: devId, fields: [("action", "\(action)"), ("why", "\(error)")])
             }
@@ -493,7 +546,7 @@ public actor Device {
         }
         // Delayed replies keep their order: each waits behind the one before it.
         let previous = delayedPublishes
-        let delay = faults.replyDelayMs
+        let delay = min(max(0, faults.replyDelayMs), 86_400_000)
         delayedPublishes = Task { [weak self] in
             await previous?.value
             try? await Task.sleep(for: .milliseconds(delay))
@@ -525,13 +578,17 @@ public actor Device {
     }
 
     /// Drops the MQTT connection without a DISCONNECT (the broker publishes the last will) and
-    /// reconnects after `seconds`.
-    public func dropConnection(for seconds: Double) {
+    /// reconnects after `seconds` plus a random share of `jitterSeconds` (a fleet-wide reconnect
+    /// storm spreads its reconnects this way).
+    public func dropConnection(for seconds: Double, jitterSeconds: Double = 0) {
         log.log(.warning, "fault: dropping the MQTT connection", device: devId, fields: [("seconds", String(seconds))])
         client.disconnectAbruptly(reconnect: false)
         let client = self.client
+        let base = seconds.isFinite ? min(max(0, seconds), 86_400) : 0
+        let spread = jitterSeconds.isFinite ? min(max(0, jitterSeconds), 3_600) : 0
+        let delay = base + (spread > 0 ? Double.random(in: 0...spread, using: &random) : 0)
         Task {
-            try? await Task.sleep(for: .milliseconds(Int64(max(0, seconds) * 1000)))
+            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
             client.connect()
         }
     }

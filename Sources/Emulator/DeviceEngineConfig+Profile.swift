@@ -31,6 +31,7 @@ extension AnswerPolicy {
         switch policy {
         case .answer(let seconds): self = .answerAfter(ms: DeviceEngineConfig.ms(seconds))
         case .reject: self = .reject
+        case .rejectAfter(let seconds): self = .rejectAfter(ms: DeviceEngineConfig.ms(seconds))
         case .ignore: self = .ignore
         case .busy: self = .busy
         case .manual: self = .manual

@@ -96,7 +96,8 @@ public struct CallExtra: Sendable, Equatable, Hashable {
         }
         var channel: Int?
         switch o["channelType"] {
-        case .int(let i)?: channel = Int(exactly: i)
+        case .int(let i)?: channel = Int(clamping: i)
+        case .double(let x)? where x == x.rounded(): channel = Int(clamping: JSONObjectReader.saturating(x))
         case nil, .null?: channel = nil
         default: problem = problem ?? "'\(path).channelType' must be an integer"
         }
@@ -137,10 +138,14 @@ public struct CallMessage: Sendable, Equatable, Hashable {
     public var extra: CallExtra?
     public var reason: String?
     public var appDeviceId: String?
+    /// What is wrong with an optional field of a `call` as received (a field path and why), or nil.
+    /// PROTOCOL.md 3.4: "a `callType` ... outside its listed values is `invalid_params`", so such a
+    /// call is kept (with `callType` nil) for the engine to answer instead of being dropped.
+    public var problem: String?
 
     public init(event: CallEvent, curId: String, targetId: String, sessionId: String,
                 timeout: Int64? = nil, callType: CallType? = nil, extra: CallExtra? = nil,
-                reason: String? = nil, appDeviceId: String? = nil) {
+                reason: String? = nil, appDeviceId: String? = nil, problem: String? = nil) {
         self.event = event
         self.curId = curId
         self.targetId = targetId
@@ -150,6 +155,7 @@ public struct CallMessage: Sendable, Equatable, Hashable {
         self.extra = extra
         self.reason = reason
         self.appDeviceId = appDeviceId
+        self.problem = problem
     }
 
     /// `type` of the 308 body.
@@ -180,13 +186,22 @@ public struct CallMessage: Sendable, Equatable, Hashable {
         let curId = try d.string("curId")
         let targetId = try d.string("targetId")
         let sessionId = try d.string("sessionId")
-        let timeout: Int64? = event == .call ? try d.int("timeout") : try d.optionalInt("timeout")
+        // PROTOCOL.md 3.4: numbers are range-checked before any arithmetic. An integral number
+        // beyond Int64 saturates (a deadline far ahead or long past), so it is judged, not dropped.
+        let timeout: Int64? = event == .call ? try d.saturatingInt("timeout") : try d.optionalSaturatingInt("timeout")
         var callType: CallType?
-        if let raw = try d.optionalInt("callType") {
-            guard let ct = CallType(rawValue: Int(clamping: raw)) else {
-                throw .invalidValue(field: d.fieldPath("callType"), value: String(raw), expected: "1, 2 or 3")
+        var problem: String?
+        do throws(WireError) {
+            if let raw = try d.optionalSaturatingInt("callType") {
+                guard let ct = CallType(rawValue: Int(clamping: raw)) else {
+                    throw .invalidValue(field: d.fieldPath("callType"), value: String(raw), expected: "1, 2 or 3")
+                }
+                callType = ct
             }
-            callType = ct
+        } catch {
+            // On a `call` the engine answers it with invalid_params (3.4); elsewhere it is refused here.
+            guard event == .call else { throw error }
+            problem = error.description
         }
         var extra: CallExtra?
         if let raw = d.fields["extra"], raw != .null {
@@ -195,7 +210,8 @@ public struct CallMessage: Sendable, Equatable, Hashable {
         return CallMessage(
             event: event, curId: curId, targetId: targetId, sessionId: sessionId,
             timeout: timeout, callType: callType, extra: extra,
-            reason: try d.optionalString("reason"), appDeviceId: try d.optionalString("appDeviceId"))
+            reason: try d.optionalString("reason"), appDeviceId: try d.optionalString("appDeviceId"),
+            problem: problem)
     }
 
     /// The `data` of a 308 envelope.

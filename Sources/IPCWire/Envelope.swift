@@ -39,7 +39,8 @@ public struct Envelope: Sendable, Equatable {
         let root = try JSONObjectReader(json, path: "")
         let number = try root.int("protocol")
         guard let proto = ProtocolNumber(rawValue: number) else { throw .unknownProtocol(number) }
-        let t = try root.int("t")
+        // `t` is the sender's clock: any integral number is read (saturating), never trapped on.
+        let t = try root.saturatingInt("t")
         let pv = try root.optionalString("pv")
         let data = try root.object("data")
         return Envelope(protocolNumber: proto, pv: pv, t: t, data: .object(data.fields))

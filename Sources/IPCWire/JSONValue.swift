@@ -164,6 +164,31 @@ public struct JSONObjectReader: Sendable {
         return try int(key)
     }
 
+    /// An integer where an integral number beyond the Int64 range (JSON allows any) saturates to
+    /// `Int64.min`/`Int64.max` instead of being refused; a fraction is still the wrong type.
+    /// For values that are range-checked next (deadlines, clocks: PROTOCOL.md 3.4).
+    public func saturatingInt(_ key: String) throws(WireError) -> Int64 {
+        guard let v = fields[key], v != .null else { throw .missingField(fieldPath(key)) }
+        switch v {
+        case .int(let i): return i
+        case .double(let d) where d == d.rounded(): return Self.saturating(d)
+        default: throw .wrongType(field: fieldPath(key), expected: "integer")
+        }
+    }
+
+    public func optionalSaturatingInt(_ key: String) throws(WireError) -> Int64? {
+        guard has(key) else { return nil }
+        return try saturatingInt(key)
+    }
+
+    /// An integral double as Int64, saturating at the ends (never traps; NaN reads as 0).
+    public static func saturating(_ d: Double) -> Int64 {
+        if d.isNaN { return 0 }
+        if d >= 9_223_372_036_854_775_807.0 { return .max }
+        if d <= -9_223_372_036_854_775_808.0 { return .min }
+        return Int64(d)
+    }
+
     public func bool(_ key: String) throws(WireError) -> Bool {
         guard let v = fields[key], v != .null else { throw .missingField(fieldPath(key)) }
         guard case .bool(let b) = v else { throw .wrongType(field: fieldPath(key), expected: "boolean") }

@@ -30,6 +30,10 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     case sealingFailed(String)
     /// A sender used seq 4294967295; it must restart with a new start seq.
     case sequenceExhausted(from: UInt32)
+    /// A protected message from a sender the replay state does not remember (first contact since
+    /// the receiver started, or evicted) whose envelope `t` is too far from the receiver's clock:
+    /// possibly a message recorded before a restart, replayed.
+    case staleEnvelope(from: UInt32, t: Int64, now: Int64, windowSeconds: Int64)
 
     public var description: String {
         switch self {
@@ -50,6 +54,8 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongKey(let why): "payload was sealed with another localKey: \(why)"
         case .sealingFailed(let why): "payload could not be sealed: \(why)"
         case .sequenceExhausted(let from): "sender \(from) has used every sequence number"
+        case .staleEnvelope(let from, let t, let now, let window):
+            "envelope time \(t) of a first message from sender \(from) is more than \(window) s from now (\(now)): possibly replayed"
         }
     }
 }

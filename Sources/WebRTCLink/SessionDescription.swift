@@ -103,8 +103,11 @@ public struct SessionDescriptionSummary: Sendable, Hashable {
                 guard parts.count == 2, let pt = Int(parts[0]) else { continue }
                 var parameters: [String: String] = [:]
                 for pair in parts[1].split(separator: ";") {
-                    let kv = pair.split(separator: "=", maxSplits: 1)
-                    let key = kv[0].trimmingSpaces.lowercased()
+                    // `a=fmtp:96 =` or `;=;` has no key: skip it (never index what split returned).
+                    let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    guard let rawKey = kv.first else { continue }
+                    let key = rawKey.trimmingSpaces.lowercased()
+                    guard !key.isEmpty else { continue }
                     parameters[key] = kv.count > 1 ? kv[1].trimmingSpaces : ""
                 }
                 fmtps[pt] = parameters

@@ -280,7 +280,7 @@ extension AppCommand {
         @OptionGroup var connection: AppConnectionOptions
         @Option(help: "What to do when called: auto (answer), reject, busy, ignore, manual (ring only).")
         var answer: String = "auto"
-        @Option(help: "Seconds between ringing and answering (auto).") var answerDelay: Double = 0
+        @Option(help: "Seconds between ringing and answering (auto) or rejecting (reject).") var answerDelay: Double = 0
         @Option(help: "Hang up this many seconds after answering.") var hangupAfter: Double?
         @Option(help: "Exit after this many calls have ended.") var calls: Int?
 
@@ -294,7 +294,7 @@ extension AppCommand {
 
         var policy: AnswerPolicy {
             switch answer {
-            case "reject": .reject
+            case "reject": answerDelay > 0 ? .rejectAfter(ms: Int64(answerDelay * 1000)) : .reject
             case "busy": .busy
             case "ignore": .ignore
             case "manual": .manual

@@ -46,7 +46,7 @@ func loadProfile(_ path: String) throws -> DeviceProfile {
     }
 }
 
-/// `--answer` values: answer, answer:SECONDS, reject, ignore, busy, manual.
+/// `--answer` values: answer, answer:SECONDS, reject, reject:SECONDS, ignore, busy, manual.
 func parseAnswerPolicy(_ text: String) throws -> DeviceProfile.AnswerPolicy {
     switch text {
     case "answer", "auto": return .answer(afterSeconds: 0)
@@ -58,7 +58,10 @@ func parseAnswerPolicy(_ text: String) throws -> DeviceProfile.AnswerPolicy {
         if text.hasPrefix("answer:"), let s = Double(text.dropFirst("answer:".count)), s >= 0, s.isFinite {
             return .answer(afterSeconds: s)
         }
-        throw ValidationError("--answer must be answer, answer:SECONDS, reject, ignore, busy or manual; got '\(text)'")
+        if text.hasPrefix("reject:"), let s = Double(text.dropFirst("reject:".count)), s >= 0, s.isFinite {
+            return s > 0 ? .rejectAfter(seconds: s) : .reject
+        }
+        throw ValidationError("--answer must be answer, answer:SECONDS, reject, reject:SECONDS, ignore, busy or manual; got '\(text)'")
     }
 }
 

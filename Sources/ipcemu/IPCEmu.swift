@@ -10,10 +10,10 @@ struct IPCEmu: AsyncParsableCommand {
         abstract: "Emulates a Tuya-style video doorbell (IPC with screen) or control panel over MQTT and WebRTC.",
         version: version,
         subcommands: [
-            RunCommand.self, AppCommand.self, BenchCommand.self, ProfileCommand.self,
+            RunCommand.self, FleetCommand.self, AppCommand.self, BenchCommand.self, ProfileCommand.self,
             CamerasCommand.self, SnapshotCommand.self,
             PressCommand.self, AnswerCommand.self, RejectCommand.self, CancelCommand.self, HangUpCommand.self,
-            StatusCommand.self, FaultsCommand.self, EventsCommand.self,
+            StatusCommand.self, FaultsCommand.self, EventsCommand.self, ScenarioCommand.self,
         ]
     )
 }

@@ -16,7 +16,8 @@ struct ProfileCommand: ParsableCommand {
             abstract: "Validate device profiles.",
             discussion: """
                 Prints 'FILE: ok (devId ..., category ..., ...)' for a good profile and \
-                'FILE:LINE: FIELD: what was expected' (on standard error) for the first mistake in a bad one. \
+                'FILE:LINE: FIELD: what was expected' (on standard error) for the first mistake in a bad one; \
+                a field that does not apply is ignored with 'FILE:LINE: warning: FIELD: ...' on standard error. \
                 Exits with status 1 if any file is bad.
                 """
         )
@@ -33,6 +34,9 @@ struct ProfileCommand: ParsableCommand {
             for file in files {
                 do {
                     let profile = try DeviceProfile.load(path: file)
+                    for warning in profile.warnings {
+                        FileHandle.standardError.write(Data((warning.description + "\n").utf8))
+                    }
                     print("\(file): ok (\(profile.summary))")
                 } catch {
                     bad += 1

@@ -25,7 +25,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Broker URL: mqtt://host:port or mqtts://host:port. Default: the profile's, else a private broker.")
     var broker: String?
 
-    @Option(help: "Answer policy override: answer, answer:SECONDS, reject, ignore, busy, manual.")
+    @Option(help: "Answer policy override: answer, answer:SECONDS, reject, reject:SECONDS, ignore, busy, manual.")
     var answer: String?
 
     @Option(help: "CA file for mqtts (default: the profile's broker.caFile, else the system CAs).")
@@ -52,6 +52,9 @@ struct RunCommand: AsyncParsableCommand {
         if let answer { profile.behaviour.answerPolicy = try parseAnswerPolicy(answer) }
         if let liveViewLimit { profile.capabilities.liveViewLimit = max(0, liveViewLimit) }
         let log = logOptions.makeLog()
+        for warning in profile.warnings {
+            log.log(.warning, "profile: \(warning)")
+        }
 
         var embedded: MosquittoBroker?
         let brokerURL: String

@@ -193,6 +193,8 @@ struct AppRoleTests {
     @Test("listen mode auto policies: answer, reject, busy, ignore", arguments: [
         (AnswerPolicy.answerAfter(ms: 0), [CallEvent.ring, .answer], CallPhase.answered),
         (.reject, [.ring, .reject], .idle),
+        (.rejectAfter(ms: 0), [.ring, .reject], .idle),
+        (.rejectAfter(ms: 1500), [.ring], .ringingIncoming),
         (.busy, [.ring, .busy], .idle),
         (.ignore, [.ring], .ringingIncoming),
     ])
@@ -202,6 +204,17 @@ struct AppRoleTests {
         #expect(sent(effects).map(\.event) == events)
         #expect(a.phase == phase)
         if let record = endedRecord(effects) { #expect(record.sdkError == nil) }
+    }
+
+    @Test("listen mode rejectAfter: the reject goes out when the timer fires")
+    func incomingDelayedReject() {
+        var a = appEngine(policy: .rejectAfter(ms: 1500))
+        let ring = a.receive(call(from: dev, to: u1, session: "o1"), now: t0)
+        #expect(ring.contains(.armTimer(timer(.autoReject, "o1"), at: t0 + 1500)))
+        let reject = a.timerFired(timer(.autoReject, "o1"), now: t0 + 1500)
+        #expect(sent(reject) == [msg(.reject, u1, dev, "o1")])
+        #expect(endedRecord(reject)?.outcome == .rejected)
+        #expect(a.phase == .idle)
     }
 
     @Test("listen mode: a device's call while on a call gets busy")

@@ -65,6 +65,58 @@ struct DeviceIncomingCallTests {
         #expect(d.phase == .idle)
     }
 
+    @Test("3.1.3 policy rejectAfter: ring, a timer; when it fires the device rejects and the session ends")
+    func rejectAfterPolicy() {
+        var d = deviceEngine(policy: .rejectAfter(ms: 2000))
+        let ring = d.receive(call(), now: t0)
+        #expect(ring == [
+            .send(msg(.ring, dev, u1)),
+            .startRinging(sessionId: "s1"),
+            .armTimer(timer(.callDeadline), at: t0 + 30_000),
+            .armTimer(timer(.autoReject), at: t0 + 2000),
+        ])
+        #expect(d.phase == .ringingIncoming)
+        let reject = d.timerFired(timer(.autoReject), now: t0 + 2000)
+        #expect(withoutRecord(reject) == [
+            .send(msg(.reject, dev, u1)),
+            .stopRinging(sessionId: "s1"),
+            .cancelTimer(timer(.callDeadline)),
+        ])
+        #expect(endedRecord(reject)?.outcome == .rejected)
+        #expect(endedRecord(reject)?.endedBy == .local)
+        #expect(d.phase == .idle)
+    }
+
+    @Test("3.1.3 policy rejectAfter 0 rejects in the same step as the ring, as reject does")
+    func rejectAfterZeroIsReject() {
+        var d = deviceEngine(policy: .rejectAfter(ms: 0))
+        let effects = d.receive(call(), now: t0)
+        #expect(sent(effects) == [msg(.ring, dev, u1), msg(.reject, dev, u1)])
+        #expect(d.phase == .idle)
+    }
+
+    @Test("3.1.4 a cancel before a delayed reject fires: the reject timer is cancelled and stale afterwards")
+    func cancelBeforeDelayedReject() {
+        var d = deviceEngine(policy: .rejectAfter(ms: 2000))
+        _ = d.receive(call(), now: t0)
+        let cancel = d.receive(msg(.cancel, u1, dev), now: t0 + 500)
+        #expect(withoutRecord(cancel).contains(.cancelTimer(timer(.autoReject))))
+        #expect(endedRecord(cancel)?.outcome == .cancelled)
+        #expect(d.timerFired(timer(.autoReject), now: t0 + 2000) == [])
+        #expect(d.phase == .idle)
+    }
+
+    @Test("3.1.3 the operator answers while a delayed reject is pending: answered, the reject never comes")
+    func operatorAnswersBeforeDelayedReject() throws {
+        var d = deviceEngine(policy: .rejectAfter(ms: 2000))
+        _ = d.receive(call(), now: t0)
+        let answer = try d.perform(.answer, now: t0 + 1000)
+        #expect(sent(answer) == [msg(.answer, dev, u1)])
+        #expect(answer.contains(.cancelTimer(timer(.autoReject))))
+        #expect(d.timerFired(timer(.autoReject), now: t0 + 2000) == [])
+        #expect(d.phase == .answered)
+    }
+
     @Test("3.1.3 policy busy: ring, then busy (reason busy); the session ends")
     func busyPolicy() {
         var d = deviceEngine(policy: .busy)

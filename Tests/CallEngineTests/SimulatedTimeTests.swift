@@ -129,7 +129,7 @@ struct SimulatedTimeTests {
 
     @Test("an hour of calls with every policy: the device always comes back to idle, never stuck")
     func anHourOfCalls() {
-        var policies: [AnswerPolicy] = [.answerAfter(ms: 2000), .reject, .busy, .ignore, .answerAfter(ms: 0)]
+        var policies: [AnswerPolicy] = [.answerAfter(ms: 2000), .reject, .busy, .ignore, .answerAfter(ms: 0), .rejectAfter(ms: 3000)]
         let sim = Simulation(device: deviceEngine(policy: policies[0]), apps: [appEngine(u1), appEngine(u2)])
         var expectedOutcomes: [CallOutcome] = []
         for i in 0..<60 {
@@ -141,7 +141,7 @@ struct SimulatedTimeTests {
             case .answerAfter:
                 sim.act(.hangUp, on: .app(i % 2 == 0 ? u1 : u2))
                 expectedOutcomes.append(.hungUp)
-            case .reject: expectedOutcomes.append(.rejected)
+            case .reject, .rejectAfter: expectedOutcomes.append(.rejected)
             case .busy: expectedOutcomes.append(.busy)
             case .ignore: expectedOutcomes.append(.notAnswered)
             case .manual: break

@@ -96,7 +96,7 @@ extension ControlAPI {
             ("POST", "/press", #"{"target":["a"]}"#, "target", nil),
             ("PUT", "/answer-policy", #"{"policy":"maybe"}"#, "policy", nil),
             ("PUT", "/answer-policy", #"{}"#, "policy", nil),
-            ("PUT", "/answer-policy", #"{"policy":"reject","afterSeconds":2}"#, "afterSeconds", nil),
+            ("PUT", "/answer-policy", #"{"policy":"busy","afterSeconds":2}"#, "afterSeconds", nil),
             ("PUT", "/faults", #"{"replyDelayMs":-5}"#, "replyDelayMs", nil),
             ("PUT", "/faults", #"{"actingBusy":"yes"}"#, "actingBusy", nil),
             ("POST", "/faults/drop-connection", #"{"seconds":"x"}"#, "seconds", nil),

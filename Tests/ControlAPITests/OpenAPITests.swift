@@ -110,6 +110,12 @@ extension ControlAPI {
                 try await call("GET", "/openapi.json", expect: 200)
                 try await call("GET", "/metrics", expect: 200)
                 try await call("GET", "/api/devices", expect: 200)
+                try await call("GET", "/api/devices", query: "?offset=0&limit=5&prefix=ipcemu&phase=idle", expect: 200)
+                try await call("GET", "/api/devices", query: "?limit=0", expect: 400)
+                // Fleet routes answer 404 in a process that runs no fleet (FleetTests cover a fleet).
+                try await call("GET", "/api/fleet", expect: 404)
+                try await call("POST", "/api/fleet/faults/drop-connection", .object(["seconds": .int(1)]), expect: 404)
+                try await call("PUT", "/api/fleet/faults/heartbeats", .object(["suppressFraction": .double(0.5)]), expect: 404)
                 try await call("GET", b, expect: 200)
                 try await call("GET", b, devId: "nope", expect: 404)
                 try await call("POST", b + "/answer", expect: 409)

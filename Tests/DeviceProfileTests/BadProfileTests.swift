@@ -185,14 +185,6 @@ let badCases: [BadCase] = [
         """,
         kind: .inconsistent, field: "timers.heartbeatInterval", line: 7,
         message: "expected heartbeatTimeout (30 s, the default) to be longer than heartbeatInterval (40 s)"),
-    BadCase(name: "answerDelay with a reject policy", yaml: identityLines + """
-
-        behaviour:
-          answerPolicy: reject
-          answerDelay: 2
-        """,
-        kind: .inconsistent, field: "behaviour.answerDelay", line: 8,
-        message: "answerDelay applies only to answerPolicy 'answer', not 'reject'"),
     BadCase(name: "call type the capabilities lack", yaml: identityLines + """
 
         capabilities:

@@ -140,6 +140,37 @@ struct DefaultsTests {
         #expect(quick.timers == .init(heartbeatInterval: 0.2, heartbeatTimeout: 0.6, connectTimeout: 1.5))
     }
 
+    @Test("answerDelay delays a reject; with ignore, busy or manual it is ignored with a warning")
+    func answerDelayAcrossPolicies() throws {
+        let delayed = try DeviceProfile.parse(yaml: identityLines + """
+
+            behaviour:
+              answerPolicy: reject
+              answerDelay: 2
+            """)
+        #expect(delayed.behaviour.answerPolicy == .rejectAfter(seconds: 2))
+        #expect(delayed.behaviour.answerPolicy.name == "reject")
+        #expect(delayed.warnings.isEmpty)
+        let atOnce = try DeviceProfile.parse(yaml: identityLines + "\nbehaviour:\n  answerPolicy: reject\n  answerDelay: 0\n")
+        #expect(atOnce.behaviour.answerPolicy == .reject)
+
+        for policy in ["ignore", "busy", "manual"] {
+            let p = try DeviceProfile.parse(yaml: identityLines + """
+
+                behaviour:
+                  answerPolicy: \(policy)
+                  answerDelay: 2
+                """, fileName: "flip.yaml")
+            #expect(p.behaviour.answerPolicy.name == policy)
+            let warning = try #require(p.warnings.first)
+            #expect(p.warnings.count == 1)
+            #expect(warning.file == "flip.yaml" && warning.line == 8 && warning.field == "behaviour.answerDelay")
+            #expect(warning.message == "answerDelay applies to answerPolicy 'answer' or 'reject', not '\(policy)': ignored")
+            #expect(p.warnings.first?.description.hasPrefix("flip.yaml:8: warning: behaviour.answerDelay: ") == true)
+        }
+        #expect(try DeviceProfile.parse(yaml: identityLines + "\nbehaviour:\n  answerDelay: 3\n").warnings.isEmpty)
+    }
+
     @Test("broker: url forms, username template, TLS files")
     func broker() throws {
         #expect(try DeviceProfile.BrokerURL.parse("mqtt://localhost").get() == .init(tls: false, host: "localhost", port: 1883))

@@ -80,6 +80,16 @@ extension EndToEnd {
             BadInput(name: "control: callEvent 1 in place of event is a call", verdict: .reply(.busy, reason: "busy")) { c in
                 c.call { $0["event"] = nil; $0["callEvent"] = .int(1) }
             },
+            // 3.4: "a deadline more than 24 h ahead counts as 24 h ahead": still a valid call.
+            BadInput(name: "control: timeout Int64.max is a call (capped at 24 h)", verdict: .reply(.busy, reason: "busy")) { c in
+                c.call { $0["timeout"] = .int(.max) }
+            },
+            BadInput(name: "control: timeout beyond Int64 (1e300) is a call (capped at 24 h)", verdict: .reply(.busy, reason: "busy")) { c in
+                c.call { $0["timeout"] = .double(1e300) }
+            },
+            BadInput(name: "control: envelope t beyond Int64 is informational", verdict: .reply(.busy, reason: "busy")) { c in
+                c.envelope(c.call()) { $0["t"] = .double(-1e300) }
+            },
         ]
 
         static let dropped: [BadInput] = [
@@ -105,8 +115,6 @@ extension EndToEnd {
             BadInput(name: "sessionId mistyped", verdict: .dropped) { c in c.call { $0["sessionId"] = .array([]) } },
             BadInput(name: "missing timeout on call", verdict: .dropped) { c in c.call { $0["timeout"] = nil } },
             BadInput(name: "timeout mistyped", verdict: .dropped) { c in c.call { $0["timeout"] = .string("soon") } },
-            BadInput(name: "callType mistyped", verdict: .dropped) { c in c.call { $0["callType"] = .string("1") } },
-            BadInput(name: "callType out of range", verdict: .dropped) { c in c.call { $0["callType"] = .int(9) } },
             BadInput(name: "unknown event", verdict: .dropped) { c in c.call { $0["event"] = .string("dance") } },
             BadInput(name: "unknown callEvent number", verdict: .dropped) { c in
                 c.call { $0["event"] = nil; $0["callEvent"] = .int(99) }
@@ -144,6 +152,41 @@ extension EndToEnd {
             },
             BadInput(name: "call whose deadline has passed", verdict: .reply(.stop, reason: "expired")) { c in
                 c.call { $0["timeout"] = .int(c.now - 1_000) }
+            },
+            // 3.4: "a deadline that has passed (zero and negative values included) is expired".
+            BadInput(name: "call with timeout 0", verdict: .reply(.stop, reason: "expired")) { c in
+                c.call { $0["timeout"] = .int(0) }
+            },
+            BadInput(name: "call with timeout -1", verdict: .reply(.stop, reason: "expired")) { c in
+                c.call { $0["timeout"] = .int(-1) }
+            },
+            BadInput(name: "call with timeout Int64.min", verdict: .reply(.stop, reason: "expired")) { c in
+                c.call { $0["timeout"] = .int(.min) }
+            },
+            BadInput(name: "call with timeout below Int64 (-1e300)", verdict: .reply(.stop, reason: "expired")) { c in
+                c.call { $0["timeout"] = .double(-1e300) }
+            },
+            // 3.4: "a callType or channelType outside its listed values is invalid_params".
+            BadInput(name: "callType 0", verdict: .reply(.stop, reason: "invalid_params")) { c in
+                c.call { $0["callType"] = .int(0) }
+            },
+            BadInput(name: "callType 9", verdict: .reply(.stop, reason: "invalid_params")) { c in
+                c.call { $0["callType"] = .int(9) }
+            },
+            BadInput(name: "callType Int64.min", verdict: .reply(.stop, reason: "invalid_params")) { c in
+                c.call { $0["callType"] = .int(.min) }
+            },
+            BadInput(name: "callType Int64.max", verdict: .reply(.stop, reason: "invalid_params")) { c in
+                c.call { $0["callType"] = .int(.max) }
+            },
+            BadInput(name: "callType mistyped", verdict: .reply(.stop, reason: "invalid_params")) { c in
+                c.call { $0["callType"] = .string("1") }
+            },
+            BadInput(name: "channelType Int64.max", verdict: .reply(.stop, reason: "invalid_params")) { c in
+                c.call { $0["extra"] = .object(["bizType": .string("screen_ipc"), "channelType": .int(.max)]) }
+            },
+            BadInput(name: "channelType -1", verdict: .reply(.stop, reason: "invalid_params")) { c in
+                c.call { $0["extra"] = .object(["bizType": .string("screen_ipc"), "channelType": .int(-1)]) }
             },
             BadInput(name: "hang_up for an unknown session", verdict: .reply(.stop, reason: "undefined_session")) { c in
                 c.event("hang_up", session: "no-such-session")

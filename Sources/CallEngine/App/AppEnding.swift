@@ -39,8 +39,8 @@ extension AppCallEngine {
         let s = call.info.sessionId
         var effects: [CallEffect] = [.expectMediaLink(sessionId: s, peer: call.peer)]
         effects += timers.cancelAll()
-        effects.append(timers.arm(CallTimer(.heartbeatSend, sessionId: s), at: now + config.heartbeatIntervalMs))
-        effects.append(timers.arm(CallTimer(.heartbeatWatchdog, sessionId: s), at: now + config.heartbeatTimeoutMs))
+        effects.append(timers.arm(CallTimer(.heartbeatSend, sessionId: s), at: now.addingSaturating(config.heartbeatIntervalMs)))
+        effects.append(timers.arm(CallTimer(.heartbeatWatchdog, sessionId: s), at: now.addingSaturating(config.heartbeatTimeoutMs)))
         state = .answered(call)
         return effects
     }

@@ -64,7 +64,7 @@ extension AppCallEngine {
             throw .invalidArgument("timeout \(start.timeoutSeconds) s is not positive")
         }
         // PROTOCOL.md 3: "the SDK API takes seconds and converts" to an absolute deadline in ms.
-        let deadline = now + start.timeoutSeconds * 1000
+        let deadline = now.addingSaturating(start.timeoutSeconds.multipliedSaturating(by: 1000))
         let info = SessionInfo(sessionId: start.sessionId, direction: .outgoing, callType: start.callType,
                                deadline: deadline, startedAt: now, peers: [start.targetId], extra: start.extra)
         state = .calling(AppOutgoingCall(info: info))
@@ -72,7 +72,7 @@ extension AppCallEngine {
             .send(CallMessage(event: .call, curId: userId, targetId: start.targetId, sessionId: start.sessionId,
                               timeout: deadline, callType: start.callType, extra: start.extra,
                               appDeviceId: config.appDeviceId)),
-            timers.arm(CallTimer(.callDeadline, sessionId: start.sessionId), at: deadline + config.deadlineGraceMs),
+            timers.arm(CallTimer(.callDeadline, sessionId: start.sessionId), at: deadline.addingSaturating(config.deadlineGraceMs)),
         ]
     }
 }

@@ -21,11 +21,14 @@ extension AppCallEngine {
         case (.autoAnswer, .ringing(let ring)):
             return answerIncoming(ring, now: now)
 
+        case (.autoReject, .ringing(let ring)):
+            return refuseIncoming(ring, with: .reject, now: now)
+
         case (.heartbeatSend, .answered(let call)):
             // PROTOCOL.md 3.3: every heartbeatInterval the app sends heartbeat.
             let s = call.info.sessionId
             return [.send(.outgoing(.heartbeat, from: userId, to: call.peer, session: s)),
-                    timers.arm(CallTimer(.heartbeatSend, sessionId: s), at: now + config.heartbeatIntervalMs)]
+                    timers.arm(CallTimer(.heartbeatSend, sessionId: s), at: now.addingSaturating(config.heartbeatIntervalMs))]
 
         case (.heartbeatWatchdog, .answered(let call)):
             // PROTOCOL.md 3.3: "An app that gets no answer for heartbeatTimeout ends the call with
@@ -37,7 +40,7 @@ extension AppCallEngine {
             effects += end(Ending(.stopped, by: .local, reason: .heartbeatTimeout, sdkError: .disconnect), now: now)
             return effects
 
-        case (.callDeadline, _), (.autoAnswer, _), (.heartbeatSend, _), (.heartbeatWatchdog, _),
+        case (.callDeadline, _), (.autoAnswer, _), (.autoReject, _), (.heartbeatSend, _), (.heartbeatWatchdog, _),
              (.connectTimeout, _), (.mediaLost, _):
             return []
         }

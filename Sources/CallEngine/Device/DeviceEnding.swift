@@ -40,8 +40,8 @@ extension DeviceCallEngine {
         let s = call.info.sessionId
         var effects: [CallEffect] = [.expectMediaLink(sessionId: s, peer: call.peer)]
         effects += timers.cancelAll()
-        effects.append(timers.arm(CallTimer(.connectTimeout, sessionId: s), at: now + config.connectTimeoutMs))
-        effects.append(timers.arm(CallTimer(.heartbeatWatchdog, sessionId: s), at: now + config.heartbeatTimeoutMs))
+        effects.append(timers.arm(CallTimer(.connectTimeout, sessionId: s), at: now.addingSaturating(config.connectTimeoutMs)))
+        effects.append(timers.arm(CallTimer(.heartbeatWatchdog, sessionId: s), at: now.addingSaturating(config.heartbeatTimeoutMs)))
         state = .answered(call)
         return effects
     }

@@ -68,7 +68,7 @@ extension DeviceCallEngine {
         guard let first = targets.first else { throw .noTargets }
         if callType == .oneToOne { targets = [first] }
 
-        let deadline = now + timeout
+        let deadline = now.addingSaturating(timeout)
         let extra = CallExtra(bizType: screenIPCBizType, channelType: config.outgoingChannelType.rawValue,
                               category: config.category, keepConnect: false)
         let info = SessionInfo(sessionId: press.sessionId, direction: .outgoing, callType: callType,

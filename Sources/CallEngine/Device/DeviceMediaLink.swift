@@ -28,7 +28,7 @@ extension DeviceCallEngine {
         case .up:
             call.media = .lost(since: now)
             state = .answered(call)
-            return [timers.arm(CallTimer(.mediaLost, sessionId: sessionId), at: now + config.mediaLostGraceMs)]
+            return [timers.arm(CallTimer(.mediaLost, sessionId: sessionId), at: now.addingSaturating(config.mediaLostGraceMs))]
         case .awaitingConnect, .lost:
             return []
         }

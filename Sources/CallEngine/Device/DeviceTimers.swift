@@ -29,6 +29,10 @@ extension DeviceCallEngine {
             // 3.1.3: policy answerAfter.
             return answerIncoming(ring, now: now)
 
+        case (.autoReject, .ringingIncoming(let ring)):
+            // 3.1.3: policy rejectAfter (the owner declines after a moment of ringing).
+            return refuseIncoming(ring, with: .reject, now: now)
+
         case (.connectTimeout, .answered(let call)) where call.media == .awaitingConnect:
             // 3.3: "P2P link not up within connectTimeout after answer: device sends stop with
             // reason connect_failed."
@@ -43,7 +47,7 @@ extension DeviceCallEngine {
             // sends stop with reason heartbeat_timeout."
             return stopAnswered(call, reason: .heartbeatTimeout, now: now)
 
-        case (.callDeadline, _), (.autoAnswer, _), (.connectTimeout, _), (.mediaLost, _),
+        case (.callDeadline, _), (.autoAnswer, _), (.autoReject, _), (.connectTimeout, _), (.mediaLost, _),
              (.heartbeatWatchdog, _), (.heartbeatSend, _):
             // Armed for a phase the session has left (cancelled with it); nothing to do.
             return []

@@ -5,6 +5,9 @@ public enum AnswerPolicy: Sendable, Equatable, Hashable {
     case answerAfter(ms: Int64)
     /// Reject at once (after the `ring`).
     case reject
+    /// Ring, then reject after this many milliseconds (0 or less: at once, as `reject`). A real
+    /// device whose owner declines on the screen rejects a moment after it starts ringing.
+    case rejectAfter(ms: Int64)
     /// Stay silent until the deadline (`not_answered` then comes from the caller's side rules).
     case ignore
     /// Reply `busy` at once (after the `ring`).

@@ -56,7 +56,7 @@ public enum Refusal: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidParams(let why): "invalid params: \(why)"
-        case .expired(let deadline, let now): "expired: deadline \(deadline) is \(now - deadline) ms past"
+        case .expired(let deadline, let now): "expired: deadline \(deadline) is \(now.subtractingSaturating(deadline)) ms past"
         case .undefinedSession: "undefined session"
         case .notInSession(let user): "user '\(user)' is not in this session"
         case .leftSession(let user): "user '\(user)' has left this session"

@@ -4,6 +4,8 @@ public struct CallTimer: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable, Hashable {
         /// Policy `answerAfter`: answer when it fires.
         case autoAnswer
+        /// Policy `rejectAfter`: reject when it fires.
+        case autoReject
         /// The call's deadline (device: exactly it; app: it plus a small grace).
         case callDeadline
         /// PROTOCOL.md 3.3: media link not up within `connectTimeout` after `answer`.

@@ -37,6 +37,8 @@ final class ClientConnection: @unchecked Sendable {
     var registeredFD: Int32 = -1
     var registeredEvents: UInt32 = 0
     var timerDeadline: Double?
+    /// The deadline the worker's heap holds for this client (loop thread only).
+    var scheduledDeadline: Double?
 
     private enum Pending {
         case message(MQTTMessage)
@@ -203,6 +205,10 @@ final class ClientConnection: @unchecked Sendable {
 
     func setMessageHandler(_ handler: (@Sendable (MQTTMessage) -> Void)?) {
         mutex.withLock { messageHandler = handler }
+    }
+
+    func countInboundDrop() {
+        mutex.withLock { counters.droppedInbound += 1 }
     }
 
     func setStateHandler(_ handler: (@Sendable (MQTTConnectionState) -> Void)?) {
@@ -412,8 +418,9 @@ final class ClientConnection: @unchecked Sendable {
             overrideReason = nil
             setState(.connecting)
             errno = 0
-            let rc = mosquitto_connect_async(
-                mosq, options.host, Int32(clamping: options.port), Int32(clamping: options.keepAlive))
+            let rc = mosquitto_connect_bind_async(
+                mosq, options.host, Int32(clamping: options.port), Int32(clamping: options.keepAlive),
+                options.bindAddress)
             let systemError = errno
             guard rc == mosqSuccess else {
                 setState(.disconnected(reason: failureReason(rc, systemError, wasConnected: false)))

@@ -73,6 +73,24 @@ public final class MQTTClient: Sendable {
         return stream
     }
 
+    /// Inbound messages and state changes, in the order they happened, as one bounded stream (one
+    /// consumer task per client instead of two). Installs both handlers. When `limit` items wait
+    /// unread, newer ones are dropped and counted in `MQTTClientCounters.droppedInbound` (a stuck
+    /// consumer costs bounded memory). Call before `connect()`. Finishes on `close()`.
+    public func makeInboundStream(limit: Int = 1024) -> AsyncStream<MQTTInbound> {
+        let (stream, continuation) = AsyncStream<MQTTInbound>.makeStream(
+            bufferingPolicy: .bufferingOldest(max(1, limit)))
+        let connection = self.connection
+        connection.setMessageHandler { message in
+            if case .dropped = continuation.yield(.message(message)) { connection.countInboundDrop() }
+        }
+        connection.setStateHandler { state in
+            if case .dropped = continuation.yield(.state(state)) { connection.countInboundDrop() }
+        }
+        connection.onClose { continuation.finish() }
+        return stream
+    }
+
     /// State changes as an ordered `AsyncStream`; installs the state handler (see above).
     public func makeStateStream() -> AsyncStream<MQTTConnectionState> {
         let (stream, continuation) = AsyncStream<MQTTConnectionState>.makeStream()

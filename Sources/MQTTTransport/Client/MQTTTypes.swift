@@ -123,6 +123,12 @@ public struct MQTTReconnectPolicy: Sendable, Equatable {
     }
 }
 
+/// One item of `MQTTClient.makeInboundStream`: a message, or a change of connection state.
+public enum MQTTInbound: Sendable {
+    case message(MQTTMessage)
+    case state(MQTTConnectionState)
+}
+
 /// Everything about one connection. Only `clientID` has no default.
 public struct MQTTClientOptions: Sendable, Equatable {
     public var host: String
@@ -144,6 +150,8 @@ public struct MQTTClientOptions: Sendable, Equatable {
     public var maxInboundPayloadBytes: Int
     /// QoS 1/2 messages in flight before libmosquitto queues further publishes locally.
     public var maxInflightMessages: Int
+    /// Local address the connection is made from (`--source-ip`); nil lets the kernel choose.
+    public var bindAddress: String?
 
     public init(
         clientID: String, host: String = "127.0.0.1", port: Int = 1883,
@@ -263,6 +271,9 @@ public struct MQTTClientCounters: Sendable, Equatable {
     public var messagesAcknowledged = 0
     /// Inbound messages dropped for exceeding `maxInboundPayloadBytes`.
     public var droppedOversize = 0
+    /// Inbound messages or states dropped because the consumer's bounded queue was full
+    /// (`MQTTClient.makeInboundStream(limit:)`).
+    public var droppedInbound = 0
 
     public init() {}
 }

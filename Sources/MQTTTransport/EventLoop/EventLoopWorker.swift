@@ -22,7 +22,9 @@ final class EventLoopWorker: @unchecked Sendable {
     // Loop thread only.
     private var connectionsByFD: [Int32: ClientConnection] = [:]
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
-    private var timed: [ObjectIdentifier: ClientConnection] = [:]
+    /// Clients' timers (reconnect backoff), earliest first. Entries go stale when a client's
+    /// deadline changes; a popped entry counts only if it still matches (`DeadlineHeap`).
+    private var deadlines = DeadlineHeap()
     private var nextHousekeeping: Double = 0
 
     /// Once a second every client gets `mosquitto_loop_misc` (keepalive) and its connect timeout.
@@ -138,7 +140,7 @@ final class EventLoopWorker: @unchecked Sendable {
         for connection in clients.values { connection.closeOnLoop() }
         clients.removeAll()
         connectionsByFD.removeAll()
-        timed.removeAll()
+        deadlines.removeAll()
         lifecycle.withLock { $0 = .stopped }
     }
 
@@ -153,19 +155,22 @@ final class EventLoopWorker: @unchecked Sendable {
 
     private func nextTimeoutMilliseconds() -> Int32 {
         var next = nextHousekeeping
-        for connection in timed.values {
-            if let deadline = connection.timerDeadline, deadline < next { next = deadline }
-        }
+        if let earliest = deadlines.earliest, earliest < next { next = earliest }
         let milliseconds = (next - monotonicSeconds()) * 1000
         if milliseconds <= 0 { return 0 }
         return Int32(min(1000, milliseconds.rounded(.up)))
     }
 
+    /// Fires the timers that are due: O(log n) per timer, never a scan of every client.
     private func runDueTimers() {
-        guard !timed.isEmpty else { return }
         let now = monotonicSeconds()
-        let due = timed.values.filter { ($0.timerDeadline ?? .infinity) <= now }
-        for connection in due { connection.timerFired() }
+        while let entry = deadlines.popDue(now: now) {
+            guard let connection = clients[entry.id], connection.scheduledDeadline == entry.deadline else {
+                continue  // stale: re-armed, cancelled or detached since
+            }
+            connection.scheduledDeadline = nil
+            connection.timerFired()
+        }
     }
 
     func attach(_ connection: ClientConnection) {
@@ -176,7 +181,7 @@ final class EventLoopWorker: @unchecked Sendable {
     func detach(_ connection: ClientConnection) {
         let id = ObjectIdentifier(connection)
         clients[id] = nil
-        timed[id] = nil
+        connection.scheduledDeadline = nil
         if connection.registeredFD >= 0, connectionsByFD[connection.registeredFD] === connection {
             connectionsByFD[connection.registeredFD] = nil
         }
@@ -192,8 +197,12 @@ final class EventLoopWorker: @unchecked Sendable {
     /// socket was closed (`socketClosed`, set by the disconnect callback) is forgotten, never
     /// deleted by number.
     func synchronize(_ connection: ClientConnection, handle: OpaquePointer?, socketClosed: Bool) {
-        let id = ObjectIdentifier(connection)
-        if connection.timerDeadline != nil { timed[id] = connection } else { timed[id] = nil }
+        if connection.timerDeadline != connection.scheduledDeadline {
+            connection.scheduledDeadline = connection.timerDeadline
+            if let deadline = connection.timerDeadline {
+                deadlines.push(deadline, id: ObjectIdentifier(connection))
+            }
+        }
 
         if socketClosed || handle == nil {
             forgetRegistration(of: connection)

@@ -6,7 +6,7 @@ extension AppCallEngine {
     /// last reply for a redelivered call, and otherwise rings and applies its auto policy.
     mutating func receiveCall(_ call: CallMessage, now: Int64) -> [CallEffect] {
         let deadline: Int64
-        switch CallValidation.check(call, localId: userId, supported: config.supportedChannelTypes) {
+        switch CallValidation.check(call, localId: userId, supported: config.supportedChannelTypes, now: now) {
         case .invalid(let why):
             return [.refused(call, .invalidParams(why)),
                     .send(call.reply(.stop, from: userId, reason: .invalidParams))]
@@ -44,7 +44,7 @@ extension AppCallEngine {
         // 3.2.2: "App -> device ring (optional)".
         if config.ringsOnIncomingCall { effects.append(.send(call.reply(.ring, from: userId))) }
         effects.append(.startRinging(sessionId: call.sessionId))
-        effects.append(timers.arm(CallTimer(.callDeadline, sessionId: call.sessionId), at: deadline + config.deadlineGraceMs))
+        effects.append(timers.arm(CallTimer(.callDeadline, sessionId: call.sessionId), at: deadline.addingSaturating(config.deadlineGraceMs)))
         effects += applyIncomingPolicy(to: ring, now: now)
         return effects
     }
@@ -54,9 +54,11 @@ extension AppCallEngine {
         case .answerAfter(let ms) where ms <= 0:
             return answerIncoming(ring, now: now)
         case .answerAfter(let ms):
-            return [timers.arm(CallTimer(.autoAnswer, sessionId: ring.info.sessionId), at: now + ms)]
-        case .reject:
+            return [timers.arm(CallTimer(.autoAnswer, sessionId: ring.info.sessionId), at: now.addingSaturating(ms))]
+        case .reject, .rejectAfter(ms: ...0):
             return refuseIncoming(ring, with: .reject, now: now)
+        case .rejectAfter(let ms):
+            return [timers.arm(CallTimer(.autoReject, sessionId: ring.info.sessionId), at: now.addingSaturating(ms))]
         case .busy:
             return refuseIncoming(ring, with: .busy, now: now)
         case .ignore, .manual:

@@ -6,6 +6,6 @@ extension AppCallEngine {
     mutating func receiveHeartbeat(_ message: CallMessage, now: Int64) -> [CallEffect] {
         guard case .answered(let call) = state else { return unexpected(message) }
         return [timers.arm(CallTimer(.heartbeatWatchdog, sessionId: call.info.sessionId),
-                           at: now + config.heartbeatTimeoutMs)]
+                           at: now.addingSaturating(config.heartbeatTimeoutMs))]
     }
 }

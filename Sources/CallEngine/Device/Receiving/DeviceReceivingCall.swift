@@ -5,7 +5,7 @@ extension DeviceCallEngine {
     mutating func receiveCall(_ call: CallMessage, now: Int64) -> [CallEffect] {
         // 3.4: a bad target, extra, bizType or channelType: stop invalid_params, nothing changes.
         let deadline: Int64
-        switch CallValidation.check(call, localId: devId, supported: config.supportedChannelTypes) {
+        switch CallValidation.check(call, localId: devId, supported: config.supportedChannelTypes, now: now) {
         case .invalid(let why):
             return [.refused(call, .invalidParams(why)),
                     .send(call.reply(.stop, from: devId, reason: .invalidParams))]
@@ -59,9 +59,11 @@ extension DeviceCallEngine {
         case .answerAfter(let ms) where ms <= 0:
             return answerIncoming(ring, now: now)
         case .answerAfter(let ms):
-            return [timers.arm(CallTimer(.autoAnswer, sessionId: ring.info.sessionId), at: now + ms)]
-        case .reject:
+            return [timers.arm(CallTimer(.autoAnswer, sessionId: ring.info.sessionId), at: now.addingSaturating(ms))]
+        case .reject, .rejectAfter(ms: ...0):
             return refuseIncoming(ring, with: .reject, now: now)
+        case .rejectAfter(let ms):
+            return [timers.arm(CallTimer(.autoReject, sessionId: ring.info.sessionId), at: now.addingSaturating(ms))]
         case .busy:
             return refuseIncoming(ring, with: .busy, now: now)
         case .ignore, .manual:

@@ -7,7 +7,7 @@ extension DeviceCallEngine {
         var effects: [CallEffect] = [.send(message.reply(.heartbeat, from: devId))]
         if case .answered(let call) = state {
             effects.append(timers.arm(CallTimer(.heartbeatWatchdog, sessionId: call.info.sessionId),
-                                      at: now + config.heartbeatTimeoutMs))
+                                      at: now.addingSaturating(config.heartbeatTimeoutMs)))
         }
         return effects
     }

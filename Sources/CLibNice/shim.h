@@ -1,0 +1,2 @@
+/* libnice, the ICE agent under webrtcbin (pkg-config nice): its cflags and libs reach CGstWebRTC. */
+#include <nice/agent.h>

@@ -1,0 +1,83 @@
+import Foundation
+import IPCWire
+
+/// Counts refused messages by kind and rate-limits their log lines (issue 10, hostile peers): a
+/// flood of thousands of bad messages a second costs a counter increment each, and at most
+/// `linesPerWindow` log lines per window; the next line that is written says how many were not.
+/// The counts are what `/metrics` exposes. Thread-safe; read without hopping onto the device actor.
+public final class RefusalLog: @unchecked Sendable {
+    /// What a refused message was, for the counters (`ipcemu_refused_messages_total{kind}`).
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Not a message of PROTOCOL.md: bad JSON, a missing or mistyped field, an unknown event.
+        case malformed
+        /// Over 64 KiB (PROTOCOL.md 1).
+        case tooLarge = "too_large"
+        /// pv2.x: wrong key, tampered, bad frame.
+        case unauthenticated
+        /// pv2.x: seq not above the last accepted, or a first message with a stale envelope time.
+        case replayed
+        /// Refused by the call engine (PROTOCOL.md 3.4: invalid_params, expired, undefined_session, ...).
+        case call
+        /// A 302 offer refused (PROTOCOL.md 4, who may open a link), or a signal for no link.
+        case signal
+        /// Addressed to another device or user.
+        case notForUs = "not_for_us"
+    }
+
+    public let linesPerWindow: Int
+    public let windowMs: Int64
+    private let lock = NSLock()
+    private var counts: [Kind: Int] = [:]
+    private var windowStart: Int64 = .min
+    private var linesInWindow = 0
+    private var suppressed = 0
+
+    public init(linesPerWindow: Int = 20, windowMs: Int64 = 1000) {
+        self.linesPerWindow = max(1, linesPerWindow)
+        self.windowMs = max(1, windowMs)
+    }
+
+    /// Counts one refusal at `nowMs`. Returns whether to write its line, and how many lines were
+    /// suppressed since the last one written (to say so on this one).
+    public func record(_ kind: Kind, nowMs: Int64) -> (log: Bool, suppressed: Int) {
+        lock.withLock {
+            counts[kind, default: 0] += 1
+            let (elapsed, overflow) = nowMs.subtractingReportingOverflow(windowStart)
+            if overflow || elapsed >= windowMs || elapsed < 0 {
+                windowStart = nowMs
+                linesInWindow = 0
+            }
+            guard linesInWindow < linesPerWindow else {
+                suppressed += 1
+                return (false, 0)
+            }
+            linesInWindow += 1
+            defer { suppressed = 0 }
+            return (true, suppressed)
+        }
+    }
+
+    /// Refusals so far, by kind (every kind present, 0 when none).
+    public var totals: [Kind: Int] {
+        lock.withLock { Dictionary(uniqueKeysWithValues: Kind.allCases.map { ($0, counts[$0] ?? 0) }) }
+    }
+
+    /// Lines not written since the last one that was (a quiet period ends with them untold until
+    /// the next refusal; `totals` has them all).
+    public var pendingSuppressed: Int { lock.withLock { suppressed } }
+}
+
+extension RefusalLog.Kind {
+    /// The kind of a wire-level refusal (opening or decoding a payload).
+    public init(_ error: WireError) {
+        switch error {
+        case .payloadTooLarge: self = .tooLarge
+        case .replayed, .staleEnvelope: self = .replayed
+        case .headerTooShort, .wrongVersionPrefix, .checksumMismatch, .authenticationFailed, .decryptionFailed,
+             .invalidKey, .wrongKey, .sealingFailed, .sequenceExhausted:
+            self = .unauthenticated
+        case .malformedJSON, .missingField, .wrongType, .invalidValue, .unknownEvent, .unknownProtocol:
+            self = .malformed
+        }
+    }
+}

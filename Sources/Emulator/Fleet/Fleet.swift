@@ -1,0 +1,296 @@
+import CallEngine
+import CallRuntime
+import DeviceProfile
+import Foundation
+import MQTTTransport
+
+/// Many devices in one process (`ipcemu fleet`; DESIGN.md "Scale"). Every device is a full
+/// `Device`: its own MQTT connection (client id, last will, retained presence and meta), engine,
+/// answer policy, timers, payload protection and replay state. They share a few MQTT loop threads.
+///
+/// Start-up is paced: devices connect in waves of at most `window` that are not yet online (or at
+/// `connectRate` per second), so the broker is never hit by a reconnect storm of our own making.
+/// Before each wave the descriptor budget is checked; a fleet that would run out stops growing
+/// and says what it needed and the limit (`FleetStartReport.shortage`), never a crash or a loop.
+public final class Fleet: Sendable {
+    public struct Options: Sendable {
+        /// The broker: host, port, TLS files (credentials and client id come from each profile).
+        public var connection: MQTTClientOptions
+        /// MQTT loop threads (default 2: this machine's cores).
+        public var threads: Int
+        /// Devices started per second; nil: as fast as the broker brings them online, `window`
+        /// at a time.
+        public var connectRate: Double?
+        /// Devices that may be connecting (not yet online) at once.
+        public var window: Int
+        /// Overrides every profile's answer policy (`--answer`).
+        public var answerPolicy: DeviceProfile.AnswerPolicy?
+        /// Local addresses to spread connections over (`--source-ip`), round robin.
+        public var sourceAddresses: [String]
+        /// Descriptors kept free for the runtime.
+        public var descriptorReserve: Int
+        public var log: EventLog
+
+        public init(connection: MQTTClientOptions, threads: Int = 2, connectRate: Double? = nil, window: Int = 500,
+                    answerPolicy: DeviceProfile.AnswerPolicy? = nil, sourceAddresses: [String] = [],
+                    descriptorReserve: Int = DescriptorBudget.defaultReserve, log: EventLog = EventLog(minimumLevel: .error)) {
+            self.connection = connection
+            self.threads = threads
+            self.connectRate = connectRate
+            self.window = window
+            self.answerPolicy = answerPolicy
+            self.sourceAddresses = sourceAddresses
+            self.descriptorReserve = descriptorReserve
+            self.log = log
+        }
+    }
+
+    public let plan: FleetPlan
+    /// The positions of `plan` this process holds.
+    public let positions: Range<Int>
+    public let options: Options
+    public let eventLoop: MQTTEventLoop
+    /// Every device's call timers, in one heap.
+    public let timers = TimerScheduler(name: "fleet-timers")
+    private let state = FleetState()
+
+    public init(plan: FleetPlan, positions: Range<Int>, options: Options) throws {
+        self.plan = plan
+        self.positions = positions.clamped(to: 0..<plan.total)
+        var options = options
+        // Resolve the broker's name once for the whole fleet, not once per connection (TLS keeps
+        // the name: the certificate is checked against it).
+        if options.connection.tls == nil, let address = Fleet.resolve(options.connection.host) {
+            options.connection.host = address
+        }
+        self.options = options
+        self.eventLoop = try MQTTEventLoop(threads: max(1, min(options.threads, 64)), name: "fleet")
+    }
+
+    /// The devices made so far, in position order.
+    public var devices: [Device] { state.snapshot.devices }
+
+    /// The device with this id, if this process holds it.
+    public func device(_ devId: String) -> Device? { state.snapshot.byId[devId] }
+
+    /// Makes and connects every device, calling `progress` about every `progressInterval`;
+    /// returns when all are online, start-up stalled for `stallTimeout`, or descriptors ran out.
+    public func start(progressInterval: Duration = .seconds(1), stallTimeout: Duration = .seconds(60),
+                      progress: @escaping @Sendable (FleetProgress) -> Void = { _ in }) async -> FleetStartReport {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let total = positions.count
+        var shortage: String?
+        var failures: [String] = []
+        var lastProgress = began
+        var position = positions.lowerBound
+        let online = Counter()
+
+        func report(_ done: Bool) {
+            let now = clock.now
+            guard done || now - lastProgress >= progressInterval else { return }
+            lastProgress = now
+            progress(FleetProgress(online: online.value, started: position - positions.lowerBound, total: total,
+                                   elapsed: now - began))
+        }
+
+        let wave = max(1, options.connectRate.map { max(1, Int($0 / 10)) } ?? options.window)
+        while position < positions.upperBound {
+            let waveStart = clock.now
+            let count = min(wave, positions.upperBound - position)
+            // Descriptor budget: never start clients the process cannot hold.
+            let budget = DescriptorBudget.current(reserve: options.descriptorReserve)
+            let fitting = min(count, budget.clientsThatFit)
+            if fitting < count {
+                shortage = budget.shortage(clients: positions.upperBound - position)
+                    + " (\(position - positions.lowerBound) of \(total) devices started)"
+            }
+            var started: [Device] = []
+            for p in position..<(position + fitting) {
+                do {
+                    let device = try makeDevice(at: p)
+                    try await device.start()
+                    state.add(device)
+                    started.append(device)
+                } catch {
+                    if failures.count < 20 { failures.append("device at position \(p): \(error)") }
+                }
+            }
+            position += fitting
+            // Wait for this wave (paced by rate or by the broker), reporting progress meanwhile.
+            await withTaskGroup(of: Void.self) { group in
+                for device in started {
+                    group.addTask {
+                        if await device.waitUntilConnected(timeout: stallTimeout) { online.add(1) }
+                    }
+                }
+                await group.waitForAll()
+            }
+            if let rate = options.connectRate, rate > 0 {
+                let due = waveStart + .milliseconds(Int64(Double(count) / rate * 1000))
+                if clock.now < due { try? await Task.sleep(until: due, clock: clock) }
+            }
+            report(false)
+            if shortage != nil { break }   // the devices that fit are up; say why the rest are not
+        }
+        report(true)
+        return FleetStartReport(planned: total, started: state.snapshot.devices.count, online: online.value,
+                                elapsed: clock.now - began, shortage: shortage, failures: failures)
+    }
+
+    private func makeDevice(at position: Int) throws -> Device {
+        var profile = try plan.profile(at: position)
+        if let policy = options.answerPolicy { profile.behaviour.answerPolicy = policy }
+        var connection = options.connection
+        connection.clientID = profile.identity.devId
+        if !options.sourceAddresses.isEmpty {
+            connection.bindAddress = options.sourceAddresses[position % options.sourceAddresses.count]
+        }
+        if let cert = profile.broker.certFile, let key = profile.broker.keyFile, var tls = connection.tls {
+            tls.certFile = cert
+            tls.keyFile = key
+            connection.tls = tls
+        }
+        return try Device(profile: profile, connection: connection, eventLoop: eventLoop, log: options.log, timers: timers)
+    }
+
+    /// Devices online now.
+    public func onlineCount() async -> Int {
+        var count = 0
+        for device in devices where await device.status.connected { count += 1 }
+        return count
+    }
+
+    /// Ends every call per PROTOCOL.md 3.3 and publishes every retained offline status, all devices
+    /// at once; returns how long it took.
+    @discardableResult
+    public func stop(timeout: Duration = .milliseconds(1500)) async -> Duration {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let all = devices
+        await withTaskGroup(of: Void.self) { group in
+            for device in all { group.addTask { await device.stop(timeout: timeout) } }
+        }
+        eventLoop.shutdown()
+        timers.shutdown()
+        return clock.now - began
+    }
+
+    // MARK: Fleet-wide faults (load testers' requests)
+
+    /// A reconnect storm: every device drops its MQTT connection without DISCONNECT (the broker
+    /// publishes every last will) and reconnects after `seconds` plus up to `jitterSeconds`.
+    @discardableResult
+    public func dropAllConnections(seconds: Double, jitterSeconds: Double) async -> Int {
+        let all = devices
+        for device in all { await device.dropConnection(for: seconds, jitterSeconds: jitterSeconds) }
+        return all.count
+    }
+
+    /// Stops heartbeat replies on `fraction` (0...1) of the devices, chosen at random, and restores
+    /// them on the rest. Returns how many now suppress them.
+    @discardableResult
+    public func suppressHeartbeatReplies(fraction: Double) async -> Int {
+        let all = devices
+        let share = fraction.isFinite ? min(max(fraction, 0), 1) : 0
+        let chosen = Set(all.indices.shuffled().prefix(Int((Double(all.count) * share).rounded())))
+        for (index, device) in all.enumerated() {
+            var faults = await device.faults
+            faults.heartbeatRepliesSuppressed = chosen.contains(index)
+            await device.setFaults(faults)
+        }
+        return chosen.count
+    }
+
+    /// The numeric address of `host`, looked up once (nil: leave it to libmosquitto).
+    static func resolve(_ host: String) -> String? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &result) == 0, let first = result else { return nil }
+        defer { freeaddrinfo(result) }
+        var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &buffer, socklen_t(buffer.count),
+                          nil, 0, NI_NUMERICHOST) == 0 else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// How start-up is going.
+public struct FleetProgress: Sendable {
+    public var online: Int
+    public var started: Int
+    public var total: Int
+    public var elapsed: Duration
+
+    public init(online: Int, started: Int, total: Int, elapsed: Duration) {
+        self.online = online
+        self.started = started
+        self.total = total
+        self.elapsed = elapsed
+    }
+}
+
+/// How start-up went.
+public struct FleetStartReport: Sendable {
+    public var planned: Int
+    public var started: Int
+    public var online: Int
+    public var elapsed: Duration
+    /// Set when descriptors ran out: what was needed and the limit.
+    public var shortage: String?
+    /// Devices that could not be made (the first few reasons).
+    public var failures: [String]
+
+    public init(planned: Int, started: Int, online: Int, elapsed: Duration, shortage: String?, failures: [String]) {
+        self.planned = planned
+        self.started = started
+        self.online = online
+        self.elapsed = elapsed
+        self.shortage = shortage
+        self.failures = failures
+    }
+}
+
+/// The devices of a fleet, readable from any thread.
+final class FleetState: Sendable {
+    struct Snapshot {
+        var devices: [Device] = []
+        var byId: [String: Device] = [:]
+    }
+
+    private let lock = NSLock()
+    nonisolated(unsafe) private var current = Snapshot()
+
+    var snapshot: Snapshot {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    func add(_ device: Device) {
+        lock.lock()
+        current.devices.append(device)
+        current.byId[device.devId] = device
+        lock.unlock()
+    }
+}
+
+/// A counter many tasks add to.
+final class Counter: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var count = 0
+
+    func add(_ n: Int) {
+        lock.lock()
+        count += n
+        lock.unlock()
+    }
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}

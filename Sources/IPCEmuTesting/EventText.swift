@@ -1,0 +1,41 @@
+/// One line per event, as the wait helpers' failure messages and `ipcemu`'s log show them.
+enum EventText {
+    static func message(_ arrow: String, _ m: CallMessage, peer: String) -> String {
+        var text = "\(arrow) \(m.event.rawValue) session=\(m.sessionId) \(peer)"
+        if let reason = m.reason { text += " reason=\(reason)" }
+        return text
+    }
+
+    static func record(_ r: CallRecord) -> String {
+        var text = "call ended \(r.outcome.rawValue) session=\(r.sessionId)"
+        if let reason = r.reason { text += " reason=\(reason.rawValue)" }
+        if let error = r.sdkError { text += " sdkError=\(error.rawValue)" }
+        return text
+    }
+
+    static func device(_ e: DeviceEvent) -> String {
+        switch e {
+        case .connection(let connected, let detail): connected ? "connected" : "disconnected (\(detail))"
+        case .received(let m): message("<-", m, peer: "from=\(m.curId)")
+        case .sent(let m): message("->", m, peer: "to=\(m.targetId)")
+        case .ringing(let s): "ringing session=\(s)"
+        case .ringingStopped(let s): "ringing stopped session=\(s)"
+        case .callEnded(let r): record(r)
+        case .refused(let why): "refused: \(why)"
+        case .offerRefused(let s, let from, let why): "offer refused session=\(s) from=\(from): \(why)"
+        }
+    }
+
+    static func app(_ e: AppEvent) -> String {
+        switch e {
+        case .connection(let connected, let detail): connected ? "connected" : "disconnected (\(detail))"
+        case .sent(let m, let devId): message("->", m, peer: "to=\(devId)")
+        case .received(let m, let devId): message("<-", m, peer: "from=\(devId)")
+        case .incomingCall(let s, let devId): "incoming call session=\(s) from=\(devId)"
+        case .deviceRinging(let s, let devId): "device ringing session=\(s) devId=\(devId)"
+        case .callEnded(let r): record(r)
+        case .refused(let why): "refused: \(why)"
+        case .signal(let s, let devId): "<- 302 \(s.type.rawValue) session=\(s.header.sessionId) from=\(devId)"
+        }
+    }
+}

@@ -1,0 +1,312 @@
+import AppSimulator
+import CallEngine
+import Emulator
+import Foundation
+import IPCWire
+
+/// Runs a scenario's steps against a world: actions in order, waits and expectations checked on
+/// the recorded timeline, `on:` fanning out over devices at once, `repeat` blocks, delays from
+/// their distributions. A failed wait stops that device's remaining steps; a failed expectation is
+/// recorded and the run goes on.
+public final class ScenarioRunner: @unchecked Sendable {
+    public let scenario: Scenario
+    let world: any ScenarioWorld
+    let timeline = Timeline()
+    private let lock = NSLock()
+    private var results: [StepResult] = []
+    private var rng: SplitMix64
+
+    public init(scenario: Scenario, world: any ScenarioWorld) {
+        self.scenario = scenario
+        self.world = world
+        rng = SplitMix64(seed: scenario.seed ?? UInt64.random(in: 0...UInt64.max))
+    }
+
+    /// Starts a world for the scenario, runs it, closes the world. Never throws: a setup problem is
+    /// the result's `setupError`.
+    public static func run(_ scenario: Scenario, brokerURL: String? = nil, appMode: AppMode = .simulated) async -> ScenarioResult {
+        let started = Date()
+        if appMode == .external, let step = scenario.allSteps.first(where: { $0.kind.needsSimulatedApp }) {
+            return ScenarioResult(scenario: scenario, appMode: appMode, brokerURL: brokerURL ?? "", startedAt: started, endedAt: Date(),
+                                  setupError: "\(step.title) needs the simulated app (--app simulated); with --app external the real app plays that part",
+                                  steps: [], observations: [], calls: [])
+        }
+        let world: InProcessWorld
+        do {
+            world = try await InProcessWorld.start(scenario, brokerURL: brokerURL, appMode: appMode)
+        } catch {
+            return ScenarioResult(scenario: scenario, appMode: appMode, brokerURL: brokerURL ?? "(private mosquitto)", startedAt: started,
+                                  endedAt: Date(), setupError: "cannot start the devices: \(error)", steps: [], observations: [], calls: [])
+        }
+        let result = await ScenarioRunner(scenario: scenario, world: world).run()
+        await world.close()
+        return result
+    }
+
+    /// Runs the steps against the world (which the caller closes).
+    public func run() async -> ScenarioResult {
+        let started = Date()
+        let pumps = startRecording()
+        let sampler = Task { [weak self] in await self?.sampleVideo() }
+        // Let the event streams attach before the first step.
+        try? await Task.sleep(for: .milliseconds(50))
+        _ = await run(scenario.steps, device: 0, iteration: [])
+        // Late events (the last hang-up's echo) still land on the timeline.
+        try? await Task.sleep(for: .milliseconds(200))
+        sampler.cancel()
+        for p in pumps { p.cancel() }
+        let observations = timeline.all
+        return ScenarioResult(scenario: scenario, appMode: world.appMode, brokerURL: world.brokerURL, startedAt: started, endedAt: Date(),
+                              setupError: nil, steps: lock.withLock { results }, observations: observations,
+                              calls: CallSummary.build(from: observations))
+    }
+
+    // MARK: Recording
+
+    private func startRecording() -> [Task<Void, Never>] {
+        var tasks: [Task<Void, Never>] = []
+        let timeline = self.timeline
+        for d in world.devices {
+            let devId = d.devId
+            tasks.append(Task {
+                for await e in await d.events() {
+                    switch e {
+                    case .sent(let m): timeline.record(devId, session: m.sessionId, .message(m, .sent))
+                    case .received(let m): timeline.record(devId, session: m.sessionId, .message(m, .received))
+                    case .callEnded(let r): timeline.record(devId, session: r.sessionId, .deviceEnded(r))
+                    case .offerRefused(let s, let from, let why): timeline.record(devId, session: s, .offerRefused(session: s, from: from, why: why))
+                    case .connection(let up, let detail): timeline.record(devId, .connection(up: up, detail: detail))
+                    case .refused(let why): timeline.record(devId, .refused(why))
+                    case .ringing, .ringingStopped: break
+                    }
+                }
+            })
+        }
+        var users: Set<String> = []
+        for app in scenario.apps {
+            if app.isPerDevice {
+                for i in 0..<world.devices.count { users.insert(expandIndex(app.user, index: i)) }
+            } else {
+                users.insert(app.user)
+            }
+        }
+        for u in users {
+            guard let app = world.app(u) else { continue }
+            tasks.append(Task {
+                for await e in await app.events() {
+                    if case .callEnded(let r) = e {
+                        timeline.record(r.peers.first ?? "", session: r.sessionId, .appEnded(user: u, r))
+                    }
+                }
+            })
+        }
+        return tasks
+    }
+
+    /// Every 500 ms: frames each device sent on each link, and frames each app decoded, with the rate.
+    private func sampleVideo() async {
+        var last: [String: (Int, Date)] = [:]
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(500))
+            let now = Date()
+            for d in world.devices {
+                for (session, frames) in await d.framesSent() {
+                    let key = d.devId + "/" + session
+                    let fps = last[key].map { Double(frames - $0.0) / max(now.timeIntervalSince($0.1), 0.001) } ?? 0
+                    last[key] = (frames, now)
+                    timeline.record(d.devId, session: session, .video(session: session, user: nil, frames: frames, fps: fps))
+                }
+                guard world.appMode == .simulated, let call = timeline.currentCall(d.devId) else { continue }
+                for u in appUsers(of: d.devId, session: call.session) {
+                    guard let app = world.app(u), let stats = await app.videoStats(sessionId: call.session), stats.framesDecoded > 0 else { continue }
+                    let key = d.devId + "/" + call.session + "/" + u
+                    let fps = last[key].map { Double(stats.framesDecoded - $0.0) / max(now.timeIntervalSince($0.1), 0.001) } ?? 0
+                    last[key] = (stats.framesDecoded, now)
+                    timeline.record(d.devId, session: call.session,
+                                    .video(session: call.session, user: u, frames: stats.framesDecoded, fps: fps))
+                }
+            }
+        }
+    }
+
+    private func appUsers(of devId: String, session: String) -> [String] {
+        var out: [String] = []
+        for o in timeline.of(devId, session: session) {
+            guard let (m, d) = o.message else { continue }
+            let u = d == .sent ? m.targetId : m.curId
+            if !out.contains(u) { out.append(u) }
+        }
+        return out
+    }
+
+    // MARK: Steps
+
+    /// Runs `steps` for one device; false when a failed wait or action stopped them.
+    private func run(_ steps: [Step], device: Int, iteration: [Int]) async -> Bool {
+        for step in steps {
+            if let after = step.after { await sleep(after) }
+            let targets: [Int]
+            switch step.on {
+            case nil: targets = [device]
+            case .all?: targets = Array(world.devices.indices)
+            case .first(let n)?: targets = Array(world.devices.indices.prefix(n))
+            }
+            if targets.count == 1, let only = targets.first {
+                guard await execute(step, device: only, iteration: iteration) else { return false }
+            } else {
+                let ok = await withTaskGroup(of: Bool.self) { group in
+                    for t in targets { group.addTask { await self.execute(step, device: t, iteration: iteration) } }
+                    var all = true
+                    for await r in group { all = all && r }
+                    return all
+                }
+                guard ok else { return false }
+            }
+        }
+        return true
+    }
+
+    private func execute(_ step: Step, device index: Int, iteration: [Int]) async -> Bool {
+        guard world.devices.indices.contains(index) else { return false }
+        let device = world.devices[index]
+        let started = Date()
+        let expand: (String) -> String = { expandIndex($0, index: index) }
+        func finish(_ kind: StepResult.Kind, passed: Bool, failure: String? = nil, measure: Measure? = nil) -> Bool {
+            let r = StepResult(step: step, kind: kind, device: device.devId, iteration: iteration, passed: passed,
+                               failure: failure, measure: measure, startedAt: started, seconds: Date().timeIntervalSince(started))
+            lock.withLock { results.append(r) }
+            return passed || kind == .expect
+        }
+        switch step.kind {
+        case .repeatBlock(let times, let inner):
+            for i in 1...times {
+                guard await run(inner, device: index, iteration: iteration + [i]) else { return false }
+            }
+            return true
+        case .wait(let c, let timeout):
+            let check = ConditionCheck(condition: c, world: world, device: device, timeline: timeline, user: expand, start: started)
+            let (ok, seen, m) = await check.run(limit: timeout)
+            return finish(.wait, passed: ok, failure: ok ? nil : failureText(step, device.devId, iteration, expected: c.summary + " within \(formatNumber(timeout)) s", seen: seen), measure: m)
+        case .expect(let c, let within):
+            let check = ConditionCheck(condition: c, world: world, device: device, timeline: timeline, user: expand, start: started)
+            let (ok, seen, m) = await check.run(limit: within)
+            var expected = c.summary
+            if let within { expected += " (within \(formatNumber(within)) s)" }
+            return finish(.expect, passed: ok, failure: ok ? nil : failureText(step, device.devId, iteration, expected: expected, seen: seen), measure: m)
+        default:
+            do {
+                try await act(step.kind, device: device, expand: expand)
+                return finish(.action, passed: true)
+            } catch {
+                return finish(.action, passed: false,
+                              failure: failureText(step, device.devId, iteration, expected: "\(step.kind.summary) to be carried out", seen: "refused: \(error)"))
+            }
+        }
+    }
+
+    private func failureText(_ step: Step, _ devId: String, _ iteration: [Int], expected: String, seen: String?) -> String {
+        var s = "\(step.title) on \(devId)"
+        if !iteration.isEmpty { s += " [iteration \(iteration.map(String.init).joined(separator: "."))]" }
+        return s + ": expected \(expected); \(seen ?? "saw nothing")"
+    }
+
+    private func app(_ user: String) throws -> any ScenarioAppDriver {
+        guard let a = world.app(user) else { throw ScenarioActionError("no simulated app user '\(user)' (with --app external the real app plays it)") }
+        return a
+    }
+
+    private func act(_ kind: StepKind, device: any ScenarioDeviceDriver, expand: (String) -> String) async throws {
+        let devId = device.devId
+        switch kind {
+        case .press(let targets, let type, let timeout):
+            let t0 = Date()
+            let session = try await device.press(targets: targets.map(expand), callType: type, timeoutSeconds: timeout)
+            timeline.beginCall(devId, session: session, at: t0)
+            timeline.record(devId, session: session, .action("press" + (targets.isEmpty ? "" : " -> " + targets.map(expand).joined(separator: ", "))), at: t0)
+        case .call(let user, let type, let channel, let timeout):
+            let u = expand(user)
+            let t0 = Date()
+            let session = try await app(u).startCall(devId: devId, timeoutSeconds: timeout, callType: type, channelType: channel)
+            timeline.beginCall(devId, session: session, at: t0)
+            timeline.record(devId, session: session, .action("\(u) calls"), at: t0)
+        case .answer(let a):
+            try await perform(a, device, expand, "answers", when: .ringingIncoming) { try await $0.answer() } app: { try await $0.answer() }
+        case .reject(let a):
+            try await perform(a, device, expand, "rejects", when: .ringingIncoming) { try await $0.reject() } app: { try await $0.reject() }
+        case .cancel(let a):
+            try await perform(a, device, expand, "cancels", when: .ringingOutgoing) { try await $0.cancel() } app: { try await $0.cancel() }
+        case .hangUp(let a):
+            try await perform(a, device, expand, "hangs up", when: .answered) { try await $0.hangUp() } app: { try await $0.hangUp() }
+        case .busy(let user):
+            try await perform(.user(user), device, expand, "replies busy", when: .ringingIncoming) { _ in } app: { try await $0.busy() }
+        case .policy(.device, let p):
+            try await device.setAnswerPolicy(p)
+            timeline.record(devId, session: timeline.currentCall(devId)?.session, .action("device policy \(policyName(p))"))
+        case .policy(.user(let user), let p):
+            try await app(expand(user)).setIncomingPolicy(p)
+            timeline.record(devId, .action("\(expand(user)) policy \(policyName(p))"))
+        case .fault(let f):
+            try await device.inject(f)
+            timeline.record(devId, session: timeline.currentCall(devId)?.session, .action("fault: \(f)"))
+        case .video(let user, let stream, let auth):
+            let u = expand(user)
+            guard let session = timeline.currentCall(devId)?.session else { throw ScenarioActionError("no call to open video for") }
+            let user = try app(u)
+            if appUsers(of: devId, session: session).contains(u) {
+                // PROTOCOL.md 3.1.6: the app opens the link once it has the answer; the device may
+                // have sent it a moment before the app read it.
+                let deadline = Date().addingTimeInterval(3)
+                while await user.answeredSession() != session, Date() < deadline {
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            try await user.openVideo(sessionId: session, devId: devId, stream: stream, auth: auth)
+            timeline.record(devId, session: session, .action("\(u) opens video" + (auth == nil ? "" : " (auth overridden)")))
+        case .sleep(let d):
+            await sleep(d)
+        case .wait, .expect, .repeatBlock:
+            break
+        }
+    }
+
+    /// An app user acts once its own view has caught up (the device may have sent the `call` or
+    /// `answer` a moment before the app read it): it waits up to 3 s for `phase`, then acts either way.
+    private func perform(_ actor: Actor, _ device: any ScenarioDeviceDriver, _ expand: (String) -> String, _ verb: String,
+                         when phase: CallPhase,
+                         device deviceAction: (any ScenarioDeviceDriver) async throws -> Void,
+                         app appAction: (any ScenarioAppDriver) async throws -> Void) async throws {
+        let who: String
+        switch actor {
+        case .device:
+            try await deviceAction(device)
+            who = "device"
+        case .user(let u):
+            who = expand(u)
+            let user = try app(who)
+            let deadline = Date().addingTimeInterval(3)
+            while await user.phase() != phase, Date() < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            try await appAction(user)
+        }
+        timeline.record(device.devId, session: timeline.currentCall(device.devId)?.session, .action("\(who) \(verb)"))
+    }
+
+    private func sleep(_ d: Distribution) async {
+        let seconds = lock.withLock { d.sample(using: &rng) }
+        try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+    }
+}
+
+/// A small seedable generator (SplitMix64) so a seeded scenario draws the same delays every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,71 @@
+import AppSimulator
+import CallEngine
+import Emulator
+import IPCWire
+
+/// Who plays the app side of a run.
+public enum AppMode: String, Sendable, CaseIterable {
+    /// Our app simulator (`AppUser`): the scenario drives both sides and also checks ipcemu itself.
+    case simulated
+    /// A real phone app under test: the scenario drives and observes the device side only.
+    case external
+}
+
+/// The device side as the scenario engine sees it. The engine knows nothing else about devices:
+/// an in-process `Device` (`InProcessWorld`) is one implementation; a device behind the control
+/// API would be another.
+public protocol ScenarioDeviceDriver: AnyObject, Sendable {
+    var devId: String { get }
+    /// Presses the doorbell; returns the session id.
+    func press(targets: [String], callType: CallType?, timeoutSeconds: Double?) async throws -> String
+    func answer() async throws
+    func reject() async throws
+    func cancel() async throws
+    func hangUp() async throws
+    func setAnswerPolicy(_ policy: AnswerPolicy) async throws
+    func inject(_ fault: ScenarioFault) async throws
+    func phase() async -> CallPhase
+    func isConnected() async -> Bool
+    /// Video frames sent on each open P2P link, by session.
+    func framesSent() async -> [String: Int]
+    /// Every event from now on (the engine records them on its timeline).
+    func events() async -> AsyncStream<DeviceEvent>
+}
+
+/// One simulated app user as the scenario engine sees it.
+public protocol ScenarioAppDriver: AnyObject, Sendable {
+    var userId: String { get }
+    func startCall(devId: String, timeoutSeconds: Double, callType: CallType, channelType: ChannelType) async throws -> String
+    func answer() async throws
+    func reject() async throws
+    func busy() async throws
+    func cancel() async throws
+    func hangUp() async throws
+    func setIncomingPolicy(_ policy: AnswerPolicy) async throws
+    /// Opens the P2P link of `sessionId` to `devId` (PROTOCOL.md 4); `auth` overrides the right value.
+    func openVideo(sessionId: String, devId: String, stream: StreamType, auth: String?) async throws
+    func videoStats(sessionId: String) async -> VideoStats?
+    /// The session of the app's call when the app knows it is answered, else nil.
+    func answeredSession() async -> String?
+    /// The app's call state.
+    func phase() async -> CallPhase
+    func events() async -> AsyncStream<AppEvent>
+}
+
+/// Everything a run drives: the devices (by index, fleet order) and, with the simulated app, the
+/// app users by id.
+public protocol ScenarioWorld: Sendable {
+    var appMode: AppMode { get }
+    /// Where the devices are connected (for the report).
+    var brokerURL: String { get }
+    var devices: [any ScenarioDeviceDriver] { get }
+    func app(_ userId: String) -> (any ScenarioAppDriver)?
+    /// Stops everything the world started.
+    func close() async
+}
+
+/// A step could not be carried out (an action was refused, a user is unknown, ...).
+public struct ScenarioActionError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,224 @@
+import ArgumentParser
+import CallRuntime
+import Emulator
+import Foundation
+import IPCWire
+import MQTTTransport
+
+/// `ipcemu bench fleet`: an `ipcemu fleet` in its own process(es) against a private mosquitto,
+/// measured from outside as an app would see it (DESIGN.md "Scale"; docs/fleet.md).
+extension BenchCommand {
+    struct FleetBench: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "fleet",
+            abstract: "Start a fleet, load it with calls, stop it; print time to online, memory, latency, shutdown.",
+            discussion: """
+                Idle phase: starts `ipcemu fleet --count N` (answer policy: answer at once) on a private \
+                mosquitto and waits until every device is online (time, RSS per device summed over every \
+                fleet process). Load phase: for --seconds, --calls-per-second calls to random idle devices; \
+                each call waits for ring and answer, then hangs up (call -> ring, call -> answer, errors, \
+                lost calls). Shutdown phase: SIGTERM, then the time until every device's retained status \
+                is offline and the fleet has exited. Use a release build.
+                """
+        )
+
+        @Option(help: "Devices.") var count: Int = 1000
+        @Option(help: "Calls per second in the load phase (0: no load phase).") var callsPerSecond: Double = 200
+        @Option(help: "Seconds of load.") var seconds: Double = 10
+        @Option(help: "Template profile of the devices.") var profile: String = "device-profiles/doorbell.yaml"
+        @Option(help: "MQTT event-loop threads of each fleet process.") var threads: Int = 2
+        @Option(help: "Passed to ipcemu fleet (forces workers for a test).") var maxDevicesPerProcess: Int?
+        @Flag(help: "Print the results as one JSON object.") var json = false
+
+        func validate() throws {
+            guard (1...1_000_000).contains(count) else { throw ValidationError("--count must be 1 to 1000000") }
+            guard callsPerSecond >= 0, callsPerSecond <= 100_000 else { throw ValidationError("--calls-per-second must be 0 to 100000") }
+            guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be more than 0, at most 3600") }
+        }
+
+        func run() async throws {
+            DescriptorBudget.raiseToHardLimit()
+            let broker: MosquittoBroker
+            do {
+                broker = try MosquittoBroker(MosquittoBroker.Configuration(
+                    maxQueuedMessages: 1000, extraConfiguration: ["max_connections -1"]))
+            } catch {
+                throw ValidationError("cannot start mosquitto: \(error)")
+            }
+            defer { broker.stop() }
+            let template = try loadProfile(profile)
+            let ids = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: count)]).devIds(0..<count)
+            let topics = ids.map { template.topics(for: $0) }
+
+            // Presence watcher: every device's retained online status.
+            let loop = try MQTTEventLoop(threads: 2, name: "bench")
+            let presence = PresenceWatch(devIds: ids)
+            let watcher = try MQTTClient(options: broker.clientOptions(clientID: "bench-presence"), eventLoop: loop)
+            watcher.setMessageHandler { presence.received($0) }
+            try watcher.subscribe("smart/device/meta/+/online", qos: 1)
+            watcher.connect()
+            guard await watcher.waitUntilConnected() else { throw ValidationError("bench client could not connect") }
+
+            // Idle phase.
+            var args = ["fleet", "--profile", "\(profile):\(count)", "--broker", broker.url, "--answer", "answer",
+                        "--threads", String(threads), "--json"]
+            if let maxDevicesPerProcess { args += ["--max-devices-per-process", String(maxDevicesPerProcess)] }
+            let fleet = FleetProcess(arguments: args)
+            let clock = ContinuousClock()
+            let spawned = clock.now
+            try fleet.start()
+            guard let online = await fleet.waitForEvent("online", timeout: .seconds(120)) else {
+                fleet.kill()
+                throw ValidationError("the fleet did not report online within 120 s; its output:\n\(fleet.output.suffix(2000))")
+            }
+            let timeToOnline = Self.seconds(clock.now - spawned)
+            let allSeen = await presence.waitUntil(online: count, timeout: .seconds(30))
+            let rss = (online["rssBytes"] as? Int) ?? 0
+            let processes = (online["processes"] as? Int) ?? 1
+            let onlineCount = (online["online"] as? Int) ?? 0
+            let fleetSeconds = (online["seconds"] as? Double) ?? 0
+
+            // Load phase.
+            var load: LoadResult?
+            if callsPerSecond > 0 {
+                load = try await CallLoad(broker: broker, loop: loop, devIds: ids, topics: topics)
+                    .run(rate: callsPerSecond, seconds: seconds)
+            }
+
+            // Shutdown phase.
+            let stopSent = clock.now
+            fleet.signal(SIGTERM)
+            let offline = await presence.waitUntil(offline: count, timeout: .seconds(30))
+            let allOffline = Self.seconds(clock.now - stopSent)
+            let exited = await fleet.waitForExit(timeout: .seconds(30))
+            let exitedAfter = Self.seconds(clock.now - stopSent)
+            watcher.close()
+            loop.shutdown()
+
+            var result: [String: Any] = [
+                "devices": count, "online": onlineCount, "processes": processes,
+                "timeToOnlineSeconds": timeToOnline, "fleetReportedSeconds": fleetSeconds,
+                "allRetainedOnlineSeen": allSeen,
+                "rssBytes": rss, "rssBytesPerDevice": count > 0 ? rss / count : 0,
+                "shutdownAllOfflineSeconds": offline ? allOffline : -1, "shutdownExitSeconds": exited != nil ? exitedAfter : -1,
+                "exitStatus": exited.map { Int($0) } ?? -1,
+            ]
+            if let load { result["load"] = load.json }
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+                say(String(decoding: data, as: UTF8.self))
+            } else {
+                say("bench fleet: \(count) devices in \(processes) process\(processes == 1 ? "" : "es") on \(broker.url)")
+                say(String(format: "  idle:     %d online in %.2f s from spawn (fleet says %.2f s); %.1f KB RSS per device (%.1f MB)",
+                           onlineCount, timeToOnline, fleetSeconds, Double(rss) / Double(max(1, count)) / 1024, Double(rss) / 1_048_576))
+                if let load {
+                    say(String(format: "  load:     %d calls at %.0f/s for %.0f s: %d rang, %d answered, %d errors, %d lost",
+                               load.sent, callsPerSecond, seconds, load.rang, load.answered, load.errors, load.lost))
+                    say("  call -> ring:   \(Percentiles(load.callToRing).summary)")
+                    say("  call -> answer: \(Percentiles(load.callToAnswer).summary)")
+                    for e in load.errorSamples.prefix(5) { say("    error: \(e)") }
+                }
+                say(String(format: "  shutdown: SIGTERM -> all %d offline in %@, fleet exited in %@ (status %@)",
+                           count, offline ? String(format: "%.2f s", allOffline) : "NOT within 30 s",
+                           exited != nil ? String(format: "%.2f s", exitedAfter) : "NOT within 30 s",
+                           exited.map { String($0) } ?? "-"))
+            }
+        }
+
+        static func seconds(_ d: Duration) -> Double {
+            Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        }
+    }
+}
+
+/// Every device's retained online status, as the bench sees it.
+final class PresenceWatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var online: [String: Bool] = [:]
+    private let known: Set<String>
+
+    init(devIds: [String]) { known = Set(devIds) }
+
+    func received(_ message: MQTTMessage) {
+        let parts = message.topic.split(separator: "/")
+        guard parts.count >= 2 else { return }
+        let devId = String(parts[parts.count - 2])
+        guard known.contains(devId) else { return }
+        let isOnline = message.payloadText.contains(#""online":true"#)
+        lock.withLock { online[devId] = isOnline }
+    }
+
+    func count(online wanted: Bool) -> Int { lock.withLock { online.values.filter { $0 == wanted }.count } }
+
+    func waitUntil(online n: Int, timeout: Duration) async -> Bool { await wait(true, n, timeout) }
+    func waitUntil(offline n: Int, timeout: Duration) async -> Bool { await wait(false, n, timeout) }
+
+    private func wait(_ state: Bool, _ n: Int, _ timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if count(online: state) >= n { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return count(online: state) >= n
+    }
+}
+
+/// The fleet under test: a child `ipcemu fleet --json` whose output lines are watched.
+final class FleetProcess: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSLock()
+    private var events: [[String: Any]] = []
+    private var text = ""
+
+    init(arguments: [String]) {
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        process.arguments = arguments
+    }
+
+    var output: String { lock.withLock { text } }
+
+    func start() throws {
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.standardError
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+            self?.received(data)
+        }
+        try process.run()
+    }
+
+    private var buffer = Data()
+
+    private func received(_ data: Data) {
+        lock.withLock {
+            buffer.append(data)
+            while let nl = buffer.firstIndex(of: 0x0A) {
+                let line = Data(buffer[buffer.startIndex..<nl])
+                buffer.removeSubrange(buffer.startIndex...nl)
+                text += String(decoding: line, as: UTF8.self) + "\n"
+                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { events.append(object) }
+            }
+        }
+    }
+
+    func waitForEvent(_ name: String, timeout: Duration) async -> [String: Any]? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let e = lock.withLock({ events.first { ($0["event"] as? String) == name } }) { return e }
+            if !process.isRunning { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return lock.withLock { events.first { ($0["event"] as? String) == name } }
+    }
+
+    func signal(_ sig: Int32) { if process.isRunning { Glibc.kill(process.processIdentifier, sig) } }
+    func kill() { signal(SIGKILL) }
+
+    func waitForExit(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+}

@@ -1,0 +1,288 @@
+import ArgumentParser
+import CallRuntime
+import DeviceProfile
+import Emulator
+import Foundation
+import MQTTTransport
+
+/// `ipcemu fleet`: many virtual devices from one command (docs/fleet.md).
+struct FleetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet",
+        abstract: "Run many emulated devices from template profiles, in one or more processes.",
+        discussion: """
+            Each --profile FILE[:COUNT] is a template ({index} or {index:N} in its devId); device \
+            number p of the fleet gets index --start + p. --shard i/N keeps block i of N of the \
+            devices, so N processes (on N hosts) started with the same arguments hold disjoint \
+            devices whose union is the whole fleet. Start-up is paced and printed; then one line \
+            says how many are online, in how long, and the memory per device. When the devices need \
+            more descriptors than one process may hold, worker processes are started under this one \
+            (same block arithmetic). SIGTERM or SIGINT ends every call (PROTOCOL.md 3.3), publishes \
+            every retained offline status and exits 0. See docs/fleet.md.
+            """
+    )
+
+    @Option(name: .customLong("profile"), help: ArgumentHelp(
+        "Template profile and how many devices of it (repeat for a mixed fleet; COUNT may be left to --count).",
+        valueName: "FILE[:COUNT]"))
+    var profiles: [String] = []
+
+    @Option(help: "Devices in the whole fleet (every shard together); shared by the profiles without a COUNT.")
+    var count: Int?
+
+    @Option(help: "Index of the first device ({index} of position 0).")
+    var start: Int = 0
+
+    @Option(help: ArgumentHelp("Hold only block i of N (0-based, e.g. a Kubernetes completion index).", valueName: "i/N"))
+    var shard: String?
+
+    @Option(help: "Broker URL: mqtt://host:port or mqtts://host:port. Default: a private mosquitto sized for the fleet.")
+    var broker: String?
+
+    @Option(help: "Devices started per second (default: as fast as the broker brings them online, 500 at a time).")
+    var connectRate: Double?
+
+    @Option(help: "MQTT event-loop threads per process.")
+    var threads: Int = 2
+
+    @Option(help: "Answer policy of every device: answer, answer:SECONDS, reject, ignore, busy, manual (default: each profile's).")
+    var answer: String?
+
+    @Option(name: .customLong("source-ip"), help: ArgumentHelp(
+        "Local addresses to spread the connections over, round robin (one address runs out of ports near 28,000 connections to one broker).",
+        valueName: "A,B,..."))
+    var sourceIP: String?
+
+    @Option(help: "CA file for mqtts (default: the profile's broker.caFile, else the system CAs).")
+    var caFile: String?
+
+    @Flag(help: "Machine-readable output: one JSON object per line (progress, online, stopped).")
+    var json = false
+
+    @Option(help: "Most devices one process holds before workers are started (default: what the descriptor limit allows).")
+    var maxDevicesPerProcess: Int?
+
+    @Option(help: "Log format: human or json.")
+    var logFormat: String = "human"
+
+    @Option(help: "Least severe level logged: debug, info, warning, error (a fleet logs warnings and worse by default).")
+    var logLevel: String = "warning"
+
+    @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
+
+    @Flag(help: "Label /metrics per device (default: aggregated over the fleet).")
+    var metricsPerDevice = false
+
+    /// Positions LO:HI of the plan (a worker's block, given by its supervisor).
+    @Option(help: .hidden) var block: String?
+
+    func validate() throws {
+        guard !profiles.isEmpty else { throw ValidationError("give at least one --profile FILE[:COUNT]") }
+        guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1 to 64, got \(threads)") }
+        if let connectRate, !(connectRate > 0 && connectRate.isFinite) {
+            throw ValidationError("--connect-rate must be a number of devices per second greater than 0")
+        }
+        if let maxDevicesPerProcess, maxDevicesPerProcess < 1 {
+            throw ValidationError("--max-devices-per-process must be at least 1")
+        }
+        guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be human or json") }
+        guard LogLevel(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be debug, info, warning or error")
+        }
+    }
+
+    func run() async throws {
+        let plan = try makePlan()
+        let positions = try holdings(plan)
+        let log = EventLog(format: LogFormat(rawValue: logFormat) ?? .human, minimumLevel: LogLevel(rawValue: logLevel) ?? .warning)
+        let output = FleetOutput(json: json)
+
+        // The descriptor budget first: the private broker inherits the raised limit.
+        let budget = DescriptorBudget.raiseToHardLimit()
+        let capacity = min(maxDevicesPerProcess ?? Int.max, max(1, budget.clientsThatFit))
+
+        var embedded: MosquittoBroker?
+        let brokerURL: String
+        if let broker {
+            brokerURL = broker
+        } else {
+            do {
+                embedded = try MosquittoBroker(MosquittoBroker.Configuration(
+                    maxQueuedMessages: 1000, extraConfiguration: ["max_connections -1"]))
+            } catch {
+                throw ValidationError("cannot start the private broker: \(error)")
+            }
+            brokerURL = embedded?.url ?? ""
+            output.note("private broker at \(brokerURL)")
+        }
+        defer { embedded?.stop() }
+
+        if block == nil, positions.count > capacity {
+            let supervisor = FleetSupervisor(command: self, plan: plan, positions: positions, capacity: capacity,
+                                             brokerURL: brokerURL, output: output)
+            try await supervisor.run()
+            return
+        }
+        try await runHere(plan: plan, positions: positions, brokerURL: brokerURL, log: log, output: output)
+    }
+
+    /// The devices of this process, started here.
+    private func runHere(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog,
+                         output: FleetOutput) async throws {
+        let first = plan.groups.first?.profile
+        var connection = try connectionOptions(brokerURL: brokerURL, clientID: "fleet",
+                                               caFile: caFile ?? first?.broker.caFile, certFile: nil, keyFile: nil)
+        connection.keepAlive = first?.broker.keepAlive ?? 30
+        let options = Fleet.Options(
+            connection: connection, threads: threads, connectRate: connectRate,
+            answerPolicy: try answer.map(parseAnswerPolicy), sourceAddresses: sources, log: log)
+        let fleet = try Fleet(plan: plan, positions: positions, options: options)
+        let control = try await controlOptions.attach(fleet: fleet, perDeviceMetrics: metricsPerDevice,
+                                                      label: processLabel(positions))
+        let rssBefore = ProcessMemory.residentBytes() ?? 0
+        let report = await fleet.start { progress in output.progress(progress) }
+        let rss = ProcessMemory.residentBytes() ?? 0
+        output.online(report, rssBytes: rss, rssBeforeBytes: rssBefore, processes: 1, brokerURL: brokerURL)
+        if let control {
+            try await control.serve(broker: connection, log: log, output: output)
+        }
+
+        let sig = await waitForTerminationSignal()
+        output.note("shutting down (\(sig == SIGTERM ? "SIGTERM" : "SIGINT")): ending calls, publishing offline")
+        let took = await fleet.stop()
+        await control?.stop()
+        output.stopped(devices: report.started, took: took)
+    }
+
+    // MARK: Plan
+
+    func makePlan() throws -> FleetPlan {
+        var files: [String] = []
+        var explicit: [Int?] = []
+        for spec in profiles {
+            // FILE:COUNT; a FILE may itself hold ':' (take the part after the last one if numeric).
+            if let colon = spec.lastIndex(of: ":"), let n = Int(spec[spec.index(after: colon)...]) {
+                guard n >= 0 else { throw ValidationError("--profile \(spec): COUNT must be 0 or more") }
+                files.append(String(spec[..<colon]))
+                explicit.append(n)
+            } else {
+                files.append(spec)
+                explicit.append(nil)
+            }
+        }
+        do {
+            let counts = try FleetPlan.counts(explicit: explicit, total: count)
+            var groups: [FleetPlan.Group] = []
+            for (file, n) in zip(files, counts) {
+                groups.append(FleetPlan.Group(profile: try loadProfile(file), count: n))
+            }
+            let plan = try FleetPlan(groups: groups, start: start)
+            // Every devId must be valid and distinct: check the first and last of each group.
+            var position = 0
+            for group in plan.groups where group.count > 0 {
+                _ = try plan.profile(at: position)
+                _ = try plan.profile(at: position + group.count - 1)
+                position += group.count
+            }
+            return plan
+        } catch let error as FleetError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// This process's positions: its --shard block, or the block its supervisor gave it.
+    func holdings(_ plan: FleetPlan) throws -> Range<Int> {
+        do {
+            let shardBlock = try shard.map(FleetShard.parse) ?? .whole
+            var positions = shardBlock.block(of: plan.total)
+            if let block {
+                let parts = block.split(separator: ":")
+                guard parts.count == 2, let lo = Int(parts[0]), let hi = Int(parts[1]), lo >= 0, lo <= hi,
+                      hi <= plan.total else {
+                    throw ValidationError("--block must be LO:HI within 0:\(plan.total), got '\(block)'")
+                }
+                positions = lo..<hi
+            }
+            return positions
+        } catch let error as FleetError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    var sources: [String] {
+        (sourceIP ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    func processLabel(_ positions: Range<Int>) -> String {
+        if let block { return "block-\(block.replacingOccurrences(of: ":", with: "-"))" }
+        if let shard { return "shard-\(shard.replacingOccurrences(of: "/", with: "-of-"))" }
+        return "fleet-\(positions.lowerBound)-\(positions.upperBound)"
+    }
+}
+
+/// What `ipcemu fleet` prints: human lines, or one JSON object per line with --json.
+final class FleetOutput: Sendable {
+    let json: Bool
+
+    init(json: Bool) { self.json = json }
+
+    func note(_ text: String) {
+        if json {
+            say(#"{"event":"note","message":"\#(escape(text))"}"#)
+        } else {
+            say("fleet: \(text)")
+        }
+    }
+
+    func progress(_ p: FleetProgress) {
+        if json {
+            say(#"{"event":"progress","online":\#(p.online),"started":\#(p.started),"total":\#(p.total),"seconds":\#(format(p.elapsed))}"#)
+        } else {
+            say("fleet: \(p.online)/\(p.total) online (\(format(p.elapsed)) s)")
+        }
+    }
+
+    func online(_ r: FleetStartReport, rssBytes: Int, rssBeforeBytes: Int, processes: Int, brokerURL: String) {
+        let perDevice = r.started > 0 ? Double(rssBytes) / Double(r.started) : 0
+        if json {
+            var line = #"{"event":"online","online":\#(r.online),"started":\#(r.started),"planned":\#(r.planned),"seconds":\#(format(r.elapsed)),"#
+            line += #""rssBytes":\#(rssBytes),"rssBytesBeforeDevices":\#(rssBeforeBytes),"rssBytesPerDevice":\#(Int(perDevice)),"processes":\#(processes),"broker":"\#(escape(brokerURL))""#
+            if let s = r.shortage { line += #","error":"\#(escape(s))""# }
+            if !r.failures.isEmpty { line += #","failures":[\#(r.failures.map { "\"\(escape($0))\"" }.joined(separator: ","))]"# }
+            say(line + "}")
+        } else {
+            say(String(format: "fleet: %d of %d devices online in %@ s, %.1f KB RSS per device (%.1f MB in %d process%@) on %@",
+                       r.online, r.planned, format(r.elapsed), perDevice / 1024, Double(rssBytes) / 1_048_576,
+                       processes, processes == 1 ? "" : "es", brokerURL))
+            if let s = r.shortage { note("error: \(s)") }
+            for f in r.failures { note("error: \(f)") }
+        }
+    }
+
+    func stopped(devices: Int, took: Duration) {
+        if json {
+            say(#"{"event":"stopped","devices":\#(devices),"seconds":\#(format(took))}"#)
+        } else {
+            say("fleet: \(devices) devices offline in \(format(took)) s")
+        }
+    }
+
+    func format(_ d: Duration) -> String {
+        let s = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        return String(format: "%.3f", s)
+    }
+
+    func escape(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default:
+                if c.value < 0x20 { out += String(format: "\\u%04x", c.value) } else { out.unicodeScalars.append(c) }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import CallRuntime
+import ControlAPI
+import Emulator
+import MQTTTransport
+
+extension ControlOptions {
+    /// The control plane of a fleet process: every device in one registry (every per-device route
+    /// works for any of them), metrics aggregated unless `perDeviceMetrics`, and one journal file
+    /// for the process (`DIR/<label>.jsonl`, the devId on every line). Nil without --control or
+    /// --journal.
+    func attach(fleet: Fleet, perDeviceMetrics: Bool, label: String) async throws -> RunningFleetControl? {
+        guard control != nil || journal != nil else { return nil }
+        var file: JournalFile?
+        if let journal {
+            do { file = try JournalFile(directory: journal, name: label) } catch {
+                throw ValidationError("--journal: \(error.message)")
+            }
+        }
+        let registry = DeviceRegistry(metrics: ControlMetrics(perDevice: perDeviceMetrics), fleetJournal: file)
+        await registry.setFleet(fleet)
+        return RunningFleetControl(options: self, fleet: fleet, registry: registry)
+    }
+}
+
+/// The fleet's registry and server; devices are registered as soon as the fleet has made them.
+final class RunningFleetControl: @unchecked Sendable {
+    let options: ControlOptions
+    let fleet: Fleet
+    let registry: DeviceRegistry
+    private(set) var server: ControlServer?
+
+    init(options: ControlOptions, fleet: Fleet, registry: DeviceRegistry) {
+        self.options = options
+        self.fleet = fleet
+        self.registry = registry
+    }
+
+    /// Registers every device and, with --control, starts the server and prints its URL.
+    func serve(broker: MQTTClientOptions, log: EventLog, output: FleetOutput) async throws {
+        for device in fleet.devices {
+            do { try await registry.add(device) } catch { log.log(.error, "control: \(error.message)") }
+        }
+        guard let control = options.control else { return }
+        let configuration: ControlServerConfiguration
+        do {
+            configuration = try ControlServerConfiguration(address: control, token: options.controlToken)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        do {
+            let s = try ControlServer(configuration: configuration, registry: registry, phone: nil, log: log)
+            try await s.start()
+            server = s
+            output.note("control API and console at \(s.url)/ (metrics: \(s.url)/metrics)")
+        } catch {
+            throw ValidationError("--control: \(error.message)")
+        }
+    }
+
+    func stop() async {
+        await server?.stop()
+        await registry.close()
+    }
+}
+

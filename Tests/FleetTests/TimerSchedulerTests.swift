@@ -1,0 +1,56 @@
+import CallEngine
+import CallRuntime
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("One timer heap for many engines")
+struct TimerSchedulerTests {
+    @Test("Timers fire in deadline order on one thread; a cancelled one never fires; no Task per timer")
+    func orderAndCancel() async throws {
+        let scheduler = TimerScheduler(name: "test-timers")
+        defer { scheduler.shutdown() }
+        let fired = Collected<[Int]>([])
+        let now = WallClock.nowMs()
+        var tokens: [TimerScheduler.Token] = []
+        for (i, delay) in [60, 20, 40, 10, 30].enumerated() {
+            tokens.append(scheduler.schedule(atMs: now + Int64(delay), nowMs: now) { fired.withLock { $0.append(i) } })
+        }
+        scheduler.cancel(tokens[2])   // the 40 ms one
+        // A late marker proves the moment passed: everything before it has fired or never will.
+        scheduler.schedule(atMs: now + 120, nowMs: now) { fired.withLock { $0.append(99) } }
+        #expect(await eventually(timeout: .seconds(5)) { fired.snapshot.last == 99 })
+        #expect(fired.snapshot == [3, 1, 4, 0, 99])
+        #expect(scheduler.pendingCount == 0)
+    }
+
+    @Test("Deadlines from the wire are safe: Int64.max, Int64.min and the past saturate instead of trapping")
+    func saturatingDeadlines() async throws {
+        let scheduler = TimerScheduler(name: "test-timers2")
+        defer { scheduler.shutdown() }
+        let fired = Collected(0)
+        let far = scheduler.schedule(atMs: Int64.max, nowMs: -5) { fired.withLock { $0 += 100 } }
+        scheduler.schedule(atMs: Int64.min, nowMs: Int64.max) { fired.withLock { $0 += 1 } }
+        scheduler.schedule(atMs: -1, nowMs: WallClock.nowMs()) { fired.withLock { $0 += 1 } }
+        #expect(await eventually(timeout: .seconds(5)) { fired.snapshot == 2 })
+        #expect(scheduler.pendingCount == 1)
+        scheduler.cancel(far)
+        #expect(scheduler.pendingCount == 0)
+    }
+
+    @Test("ScheduledTimers: arming a timer again replaces it")
+    func rearmReplaces() async throws {
+        let scheduler = TimerScheduler(name: "test-timers3")
+        defer { scheduler.shutdown() }
+        var timers = ScheduledTimers(scheduler: scheduler)
+        let fired = Collected<[String]>([])
+        let timer = CallTimer(.heartbeatWatchdog, sessionId: "s")
+        let now = WallClock.nowMs()
+        timers.arm(timer, atMs: now + 30, nowMs: now) { _ in fired.withLock { $0.append("first") } }
+        timers.arm(timer, atMs: now + 60, nowMs: now) { _ in fired.withLock { $0.append("second") } }
+        #expect(timers.armedCount == 1)
+        scheduler.schedule(atMs: now + 150, nowMs: now) { fired.withLock { $0.append("marker") } }
+        #expect(await eventually(timeout: .seconds(5)) { fired.snapshot.last == "marker" })
+        #expect(fired.snapshot == ["second", "marker"])
+    }
+}

@@ -1,0 +1,16 @@
+"""pytest fixtures for ipcemu: a broker, virtual doorbells, fleets and app users.
+
+The plugin (``ipcemu_pytest.plugin``) registers itself with pytest through the ``pytest11`` entry
+point when the package is installed (``pip install ./python``).
+"""
+
+from .app import AppUser, CallResult, Listener
+from .binary import find_ipcemu
+from .broker import Broker
+from .device import ControlError, Device, Fleet, WaitTimeout
+from .profile import doorbell_profile, to_yaml
+
+__all__ = [
+    "AppUser", "Broker", "CallResult", "ControlError", "Device", "Fleet", "Listener", "WaitTimeout",
+    "find_ipcemu", "doorbell_profile", "to_yaml",
+]
