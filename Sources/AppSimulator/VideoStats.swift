@@ -20,8 +20,16 @@ public struct VideoStats: Sendable, Equatable {
     /// Each time the decoded size changed after the first frame (a `resolution` switch, PROTOCOL.md
     /// 4): the new size, when its first frame was decoded, and whether that frame's stamp read.
     public var sizeChanges: [SizeChange] = []
+    /// The first 1000 stamps read: (frame counter, capture unix ms). Two links that share one
+    /// source show the same pairs.
+    public var stamps: [Stamp] = []
     /// The last counter read (to count gaps).
     var lastCounter: UInt16?
+
+    public struct Stamp: Sendable, Hashable {
+        public var counter: UInt16
+        public var captureUnixMs: Int64
+    }
 
     public struct SizeChange: Sendable, Equatable {
         public var width: Int
@@ -72,6 +80,7 @@ public struct VideoStats: Sendable, Equatable {
             stampsRead += 1
             let arrivalMs = arrivalUnixNanos / 1_000_000
             let captured = stamp.unixMs(near: arrivalMs)
+            if stamps.count < 1000 { stamps.append(Stamp(counter: stamp.counter, captureUnixMs: captured)) }
             latenciesMs.append(Double(arrivalMs - captured) + Double(arrivalUnixNanos % 1_000_000) / 1e6)
             if let last = lastCounter {
                 framesDropped += LatencyStamp.framesMissing(between: last, and: stamp.counter)

@@ -6,6 +6,7 @@ import DeviceProfile
 import Foundation
 import IPCWire
 import MQTTTransport
+import WebRTCLink
 
 extension BenchCommand {
     /// `ipcemu bench media`: video calls one after another against a device in its own process,
@@ -60,6 +61,8 @@ extension BenchCommand {
             try device.run()
             defer { if device.isRunning { device.terminate() } }
 
+            // The app's own GStreamer start-up is not the device's first call: load it now.
+            GStreamerRuntime.preloadPlugins()
             let app = try AppUser(userId: "bench-user", connection: broker.clientOptions(clientID: "bench-user"),
                                   log: EventLog(minimumLevel: .error))
             try await app.start()

@@ -130,6 +130,25 @@ struct RunCommandTests {
         }
     }
 
+    @Test("bench media --concurrent 3 streams three live views at once from one device process and prints the CPU curve",
+          .timeLimit(.minutes(2)))
+    func benchMediaConcurrent() async throws {
+        let run = try await CLIRun.ipcemu([
+            "bench", "media", "--concurrent", "3", "--seconds", "2", "--stream", "sub", "--decode-sample", "1",
+            "--step-seconds", "0.5", "--profile", doorbell,
+        ])
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("0 without video"), "\(run.stdout)")
+        #expect(run.stdout.contains("CPU curve (streams: % of one core): 0:"), "\(run.stdout)")
+        let first = run.stdout.split(separator: "\n").first { $0.contains("answer -> first frame:") }
+        #expect(first?.contains("(n=3)") == true, "\(run.stdout)")
+        // Every stream of the sub stream (15 fps) ran near its rate, and the decoded one lost nothing.
+        let fps = run.stdout.split(separator: "\n").first { $0.contains("per-stream fps: min") }
+        let minFPS = fps.flatMap { $0.split(separator: " ").dropFirst(3).first }.flatMap { Double($0.trimmingCharacters(in: .punctuationCharacters)) }
+        #expect((minFPS ?? 0) >= 10, "\(run.stdout)")
+        #expect(run.stdout.contains(", 0 frames dropped"), "\(run.stdout)")
+    }
+
     @Test("bad arguments and bad profiles are named, exit non-zero")
     func badArguments() async throws {
         let missing = try await CLIRun.ipcemu(["run", "--profile", "/nonexistent/profile.yaml"])
