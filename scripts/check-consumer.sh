@@ -35,8 +35,19 @@ PY
 grep -F "file://" "$manifest"
 
 cd "$work/DoorbellAppTests"
-# A stale checkout of an earlier clone (another temporary URL) must not be reused.
+# The build folder remembers the earlier clone (another temporary URL): forget ipcemu only, so the
+# other dependencies' checkouts and builds are reused.
 rm -rf "$scratch/checkouts/ipcemu" "$scratch/repositories/ipcemu-"*
+if [ -f "$scratch/workspace-state.json" ]; then
+  python3 - "$scratch/workspace-state.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+state = json.load(open(path))
+deps = state.get("object", {}).get("dependencies", [])
+state["object"]["dependencies"] = [d for d in deps if d.get("packageRef", {}).get("identity") != "ipcemu"]
+json.dump(state, open(path, "w"))
+PY
+fi
 swift package --scratch-path "$scratch" resolve
 swift build --scratch-path "$scratch" --build-tests 2>&1 | tee "$work/build.log" | grep -E "error:|warning: .*unsafe" || true
 if grep -qE "error:" "$work/build.log"; then
