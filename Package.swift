@@ -177,7 +177,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["Scenario", "CallEngine", "IPCWire", "TestSupport"]
+            dependencies: ["Scenario", "AppSimulator", "CallEngine", "CallRuntime", "IPCWire", "MQTTTransport", "TestSupport"]
         ),
         .testTarget(
             name: "FleetTests",
