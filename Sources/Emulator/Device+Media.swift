@@ -45,13 +45,7 @@ extension Device {
     }
 
     func refuseLiveView(_ h: SignalHeader, why: String) {
-        log.log(.warning, "-> disconnect (live view refused)", device: devId,
-                fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
-        emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
-        var reply = h.reply()
-        reply.from = devId
-        let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: SignalDisconnect.unavailable)))
-        publish(message.envelope(t: WallClock.nowSeconds()), what: "disconnect")
+        refuseOffer(h, why: why, what: "live view refused", closeReason: SignalDisconnect.unavailable)
     }
 
     /// A link still not up `connectTimeout` after its offer is closed (the app gets

@@ -470,13 +470,19 @@ public actor Device {
     }
 
     private func refuseOffer(_ h: SignalHeader, why: String) {
+        refuseOffer(h, why: why, what: "unauthorised offer", closeReason: SignalDisconnect.unauthorised)
+    }
+
+    /// An offer refused: counted, logged, observed, and the sender gets `disconnect` with
+    /// `closeReason`; nothing else changes (PROTOCOL.md 4).
+    func refuseOffer(_ h: SignalHeader, why: String, what: String, closeReason: Int64) {
         _ = refusals.record(.signal, nowMs: WallClock.nowMs())
-        log.log(.warning, "-> disconnect (unauthorised offer)", device: devId,
+        log.log(.warning, "-> disconnect (\(what))", device: devId,
                 fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
         emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
         var reply = h.reply()
         reply.from = devId
-        let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: SignalDisconnect.unauthorised)))
+        let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: closeReason)))
         publish(message.envelope(t: WallClock.nowSeconds()), what: "disconnect")
     }
 
