@@ -91,6 +91,30 @@ struct FleetCommandTests {
         #expect(process.terminationStatus == 0)
     }
 
+    @Test("ipcemu fleet-faults: a reconnect storm from the CLI; every device goes offline (its will) and comes back")
+    func fleetFaultsCommand() async throws {
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let dir = try TemporaryDirectory()
+        let template = try writeTemplate(dir, name: "door.yaml", devId: "ff-{index:3}")
+        let port = try freeLoopbackPort()
+        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):40", "--broker", broker.url, "--json",
+                                       "--control", "127.0.0.1:\(port)", "--log-level", "error"])
+        #expect(await fleet.waitFor("control API", timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
+        let presence = try await Presence(broker: broker)
+        defer { presence.close() }
+        #expect(await eventually(timeout: .seconds(10)) { presence.online.count == 40 })
+        let storm = try await CLIRun.ipcemu(["fleet-faults", "--control", "http://127.0.0.1:\(port)", "--reconnect-storm", "0.5", "--jitter", "0.5"])
+        #expect(storm.status == 0, "\(storm.stderr)")
+        #expect(storm.stdout.contains(#""dropped":40"#), "\(storm.stdout)")
+        #expect(await eventually(timeout: .seconds(10)) { presence.offline.count == 40 })
+        #expect(await eventually(timeout: .seconds(15)) { presence.online.count == 40 })
+        let hb = try await CLIRun.ipcemu(["fleet-faults", "--control", "http://127.0.0.1:\(port)", "--suppress-heartbeats", "0.25"])
+        #expect(hb.stdout.contains(#""suppressing":10"#), "\(hb.stdout) \(hb.stderr)")
+        fleet.signal(SIGTERM)
+        #expect(await fleet.waitForExit(timeout: .seconds(10)) == 0)
+    }
+
     @Test("Bad arguments are refused with a message naming what was wrong")
     func badArguments() async throws {
         let dir = try TemporaryDirectory()
