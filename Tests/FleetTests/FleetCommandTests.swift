@@ -16,15 +16,15 @@ struct FleetCommandTests {
         defer { presence.close() }
         var shards: [IPCEmuProcess] = []
         for i in 0..<2 {
-            shards.append(try IPCEmuProcess(["fleet", "--profile", "\(template):101", "--start", "5", "--shard", "\(i)/2",
+            shards.append(try IPCEmuProcess(["fleet", "--profile", "\(template):301", "--start", "5", "--shard", "\(i)/2",
                                              "--broker", broker.url, "--json"]))
         }
         for s in shards { #expect(await s.waitFor(#""event":"online""#, timeout: .seconds(60)), "stdout: \(s.stdout)\nstderr: \(s.stderr)") }
-        let expected = Set((5..<106).map { String(format: "shard-%03d", $0) })
+        let expected = Set((5..<306).map { String(format: "shard-%03d", $0) })
         #expect(await eventually(timeout: .seconds(10)) { presence.online == expected },
                 "missing \(expected.subtracting(presence.online).sorted().prefix(5)), extra \(presence.online.subtracting(expected).sorted().prefix(5))")
         let online = shards.map { jsonEvents($0.stdout).first { $0["event"] as? String == "online" } }
-        #expect(online.compactMap { $0?["online"] as? Int } == [50, 51])
+        #expect(online.compactMap { $0?["online"] as? Int } == [150, 151])
 
         for s in shards { s.signal(SIGTERM) }
         for s in shards { #expect(await s.waitForExit(timeout: .seconds(10)) == 0, "stderr: \(s.stderr)") }
