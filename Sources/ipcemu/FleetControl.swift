@@ -2,6 +2,7 @@ import ArgumentParser
 import CallRuntime
 import ControlAPI
 import Emulator
+import IPCWire
 import MQTTTransport
 
 extension ControlOptions {
@@ -64,3 +65,39 @@ final class RunningFleetControl: @unchecked Sendable {
     }
 }
 
+
+/// `ipcemu fleet-faults`: fleet-wide faults through a fleet process's control API.
+struct FleetFaultsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet-faults", abstract: "Inject faults into every device of a running fleet (control API).",
+        discussion: """
+            --reconnect-storm SECONDS drops every device's MQTT connection without DISCONNECT (the broker \
+            publishes every last will) and reconnects each after SECONDS plus up to --jitter SECONDS. \
+            --suppress-heartbeats FRACTION makes that share of the devices (0 to 1, chosen at random) stop \
+            answering heartbeats; 0 restores them. Without options it prints the fleet's state.
+            """)
+    @OptionGroup var api: ControlClientOptions
+    @Option(help: ArgumentHelp("Drop every device's MQTT connection and reconnect after SECONDS.", valueName: "SECONDS"))
+    var reconnectStorm: Double?
+    @Option(help: ArgumentHelp("Spread the reconnects over up to SECONDS more, at random.", valueName: "SECONDS"))
+    var jitter: Double = 0
+    @Option(help: ArgumentHelp("Share of the devices (0 to 1) that stop answering heartbeats.", valueName: "FRACTION"))
+    var suppressHeartbeats: Double?
+
+    func run() async throws {
+        try await runControl {
+            let client = try api.client
+            if let reconnectStorm {
+                printJSON(try await api.call(client, "POST", "/api/fleet/faults/drop-connection",
+                                             json: .object(["seconds": .double(reconnectStorm), "jitterSeconds": .double(jitter)])))
+            }
+            if let suppressHeartbeats {
+                printJSON(try await api.call(client, "PUT", "/api/fleet/faults/heartbeats",
+                                             json: .object(["suppressFraction": .double(suppressHeartbeats)])))
+            }
+            if reconnectStorm == nil, suppressHeartbeats == nil {
+                printJSON(try await api.call(client, "GET", "/api/fleet"))
+            }
+        }
+    }
+}

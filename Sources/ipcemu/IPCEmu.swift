@@ -13,7 +13,7 @@ struct IPCEmu: AsyncParsableCommand {
             RunCommand.self, FleetCommand.self, AppCommand.self, BenchCommand.self, ProfileCommand.self,
             CamerasCommand.self, SnapshotCommand.self,
             PressCommand.self, AnswerCommand.self, RejectCommand.self, CancelCommand.self, HangUpCommand.self,
-            StatusCommand.self, FaultsCommand.self, EventsCommand.self, ScenarioCommand.self,
+            StatusCommand.self, FaultsCommand.self, FleetFaultsCommand.self, EventsCommand.self, ScenarioCommand.self,
         ]
     )
 }

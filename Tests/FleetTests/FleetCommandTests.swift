@@ -16,15 +16,15 @@ struct FleetCommandTests {
         defer { presence.close() }
         var shards: [IPCEmuProcess] = []
         for i in 0..<2 {
-            shards.append(try IPCEmuProcess(["fleet", "--profile", "\(template):101", "--start", "5", "--shard", "\(i)/2",
+            shards.append(try IPCEmuProcess(["fleet", "--profile", "\(template):301", "--start", "5", "--shard", "\(i)/2",
                                              "--broker", broker.url, "--json"]))
         }
         for s in shards { #expect(await s.waitFor(#""event":"online""#, timeout: .seconds(60)), "stdout: \(s.stdout)\nstderr: \(s.stderr)") }
-        let expected = Set((5..<106).map { String(format: "shard-%03d", $0) })
+        let expected = Set((5..<306).map { String(format: "shard-%03d", $0) })
         #expect(await eventually(timeout: .seconds(10)) { presence.online == expected },
                 "missing \(expected.subtracting(presence.online).sorted().prefix(5)), extra \(presence.online.subtracting(expected).sorted().prefix(5))")
         let online = shards.map { jsonEvents($0.stdout).first { $0["event"] as? String == "online" } }
-        #expect(online.compactMap { $0?["online"] as? Int } == [50, 51])
+        #expect(online.compactMap { $0?["online"] as? Int } == [150, 151])
 
         for s in shards { s.signal(SIGTERM) }
         for s in shards { #expect(await s.waitForExit(timeout: .seconds(10)) == 0, "stderr: \(s.stderr)") }
@@ -89,6 +89,30 @@ struct FleetCommandTests {
         kill(process.processIdentifier, SIGTERM)
         #expect(await eventually(timeout: .seconds(10)) { !process.isRunning })
         #expect(process.terminationStatus == 0)
+    }
+
+    @Test("ipcemu fleet-faults: a reconnect storm from the CLI; every device goes offline (its will) and comes back")
+    func fleetFaultsCommand() async throws {
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let dir = try TemporaryDirectory()
+        let template = try writeTemplate(dir, name: "door.yaml", devId: "ff-{index:3}")
+        let port = try freeLoopbackPort()
+        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):40", "--broker", broker.url, "--json",
+                                       "--control", "127.0.0.1:\(port)", "--log-level", "error"])
+        #expect(await fleet.waitFor("control API", timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
+        let presence = try await Presence(broker: broker)
+        defer { presence.close() }
+        #expect(await eventually(timeout: .seconds(10)) { presence.online.count == 40 })
+        let storm = try await CLIRun.ipcemu(["fleet-faults", "--control", "http://127.0.0.1:\(port)", "--reconnect-storm", "0.5", "--jitter", "0.5"])
+        #expect(storm.status == 0, "\(storm.stderr)")
+        #expect(storm.stdout.contains(#""dropped":40"#), "\(storm.stdout)")
+        #expect(await eventually(timeout: .seconds(10)) { presence.offline.count == 40 })
+        #expect(await eventually(timeout: .seconds(15)) { presence.online.count == 40 })
+        let hb = try await CLIRun.ipcemu(["fleet-faults", "--control", "http://127.0.0.1:\(port)", "--suppress-heartbeats", "0.25"])
+        #expect(hb.stdout.contains(#""suppressing":10"#), "\(hb.stdout) \(hb.stderr)")
+        fleet.signal(SIGTERM)
+        #expect(await fleet.waitForExit(timeout: .seconds(10)) == 0)
     }
 
     @Test("Bad arguments are refused with a message naming what was wrong")
