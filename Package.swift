@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -51,7 +52,10 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        .target(name: "MQTTTransport", dependencies: ["CMosquitto"]),
+        .target(
+            name: "MQTTTransport",
+            dependencies: ["CMosquitto", .product(name: "HeapModule", package: "swift-collections")]
+        ),
         // MARK: Camera: V4L2 (through a C shim), stamped test pattern, H.264 clip loop.
         .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "Camera", dependencies: ["CV4L2", "CGStreamer"]),
@@ -97,7 +101,10 @@ let package = Package(
         .target(name: "WebRTCLink", dependencies: ["CGstWebRTC"]),
         // MARK: Glue: what runs an engine in real time (clock, timers, event log); one actor per
         // device; and the app side that mirrors the SDK.
-        .target(name: "CallRuntime", dependencies: ["IPCWire", "CallEngine"]),
+        .target(
+            name: "CallRuntime",
+            dependencies: ["IPCWire", "CallEngine", .product(name: "HeapModule", package: "swift-collections")]
+        ),
         .target(
             name: "Emulator",
             dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera", "WebRTCLink"]

@@ -1,3 +1,4 @@
+import HeapModule
 import CallEngine
 import Foundation
 
@@ -17,13 +18,15 @@ public final class TimerScheduler: @unchecked Sendable {
     /// Longer delays are clamped (about 24 days; PROTOCOL.md 3.4 caps a call at 24 h anyway).
     public static let maximumDelayMs: Int64 = Int64(Int32.max)
 
-    private struct Entry {
+    private struct Entry: Comparable {
         var deadline: UInt64   // monotonic milliseconds
         var id: UInt64
+
+        static func < (a: Entry, b: Entry) -> Bool { a.deadline < b.deadline }
     }
 
     private let condition = NSCondition()
-    private var heap: [Entry] = []
+    private var heap = Heap<Entry>()
     private var actions: [UInt64: @Sendable () -> Void] = [:]
     private var nextId: UInt64 = 1
     private var running = true
@@ -45,7 +48,7 @@ public final class TimerScheduler: @unchecked Sendable {
         condition.lock()
         running = false
         actions.removeAll()
-        heap.removeAll()
+        heap = Heap()
         condition.signal()
         condition.unlock()
     }
@@ -61,8 +64,8 @@ public final class TimerScheduler: @unchecked Sendable {
         let id = nextId
         nextId &+= 1
         actions[id] = action
-        push(Entry(deadline: deadline, id: id))
-        if heap.first?.id == id { condition.signal() }
+        heap.insert(Entry(deadline: deadline, id: id))
+        if heap.min?.id == id { condition.signal() }
         condition.unlock()
         return Token(id: id)
     }
@@ -84,7 +87,7 @@ public final class TimerScheduler: @unchecked Sendable {
     private func run() {
         condition.lock()
         while running {
-            guard let first = heap.first else {
+            guard let first = heap.min else {
                 condition.wait()
                 continue
             }
@@ -93,41 +96,13 @@ public final class TimerScheduler: @unchecked Sendable {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Double(first.deadline - now) / 1000))
                 continue
             }
-            pop()
+            _ = heap.popMin()
             guard let action = actions.removeValue(forKey: first.id) else { continue }  // cancelled
             condition.unlock()
             action()
             condition.lock()
         }
         condition.unlock()
-    }
-
-    private func push(_ entry: Entry) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private func pop() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
-            guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 
     private static func monotonicMs() -> UInt64 {
