@@ -55,6 +55,8 @@ public final class ControlMetrics: @unchecked Sendable {
         public var fps: Double = 0
         /// Refused messages by kind (`RefusalLog.Kind`), issue 10.
         public var refusals: [String: Int] = [:]
+        /// Journal lines that could not be written whole (disk full...), issue 10.
+        public var journalWriteFailures = 0
         /// Devices these gauges sum (1 for one device).
         var fleetSize = 1
         var linksUp = 0
@@ -73,6 +75,7 @@ public final class ControlMetrics: @unchecked Sendable {
             sum.framesReceived += d.framesReceived
             sum.fps += d.fps
             for (kind, count) in d.refusals { sum.refusals[kind, default: 0] += count }
+            sum.journalWriteFailures += d.journalWriteFailures
             if d.p2pLinkUp { linksUp += 1 }
             if d.mqttConnected { connected += 1 }
         }
@@ -139,6 +142,8 @@ public final class ControlMetrics: @unchecked Sendable {
                 sample("ipcemu_refused_messages_total", [("device", d.devId), ("kind", kind)], String(count))
             }
         }
+        header("ipcemu_journal_write_failures_total", "counter", "Journal lines that could not be written whole (disk full...).")
+        for d in devices { sample("ipcemu_journal_write_failures_total", [("device", d.devId)], String(d.journalWriteFailures)) }
         return out
     }
 

@@ -15,9 +15,13 @@ struct RunCommand: AsyncParsableCommand {
             status, answers capability probes and takes and makes calls. Without --broker (and no \
             broker.url in the profile) it starts a private mosquitto on a free loopback port and prints \
             the command that calls the device. SIGTERM or SIGINT hangs up any call, publishes offline \
-            and exits 0.
+            and exits 0; a second signal, or a shutdown still running after 5 s, exits at once \
+            (status 128 + signal, or 1).
             """
     )
+
+    /// How long the teardown after SIGTERM/SIGINT may take before the process exits anyway.
+    static let shutdownDeadline: Duration = .seconds(5)
 
     @Option(help: "Device profile (YAML), e.g. device-profiles/doorbell.yaml.")
     var profile: String
@@ -83,7 +87,8 @@ struct RunCommand: AsyncParsableCommand {
         printHowToCall(profile: profile, brokerURL: brokerURL, connected: connected)
         try await control?.serve(broker: options, log: log)
 
-        let sig = await waitForTerminationSignal()
+        // A second signal, or a teardown (GStreamer, the broker) still hanging 5 s on, exits at once.
+        let sig = await waitForTerminationSignal(exitDeadline: Self.shutdownDeadline)
         log.log(.info, "shutting down", fields: [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
         await device.stop(timeout: .milliseconds(800))
         await control?.stop()
