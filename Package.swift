@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -122,11 +123,13 @@ let package = Package(
                 "WebRTCLink",
             ]
         ),
+        // MARK: Metrics: the /metrics exposition on swift-prometheus (one registry per registry of devices).
+        .target(name: "IPCMetrics", dependencies: ["CallEngine", .product(name: "Prometheus", package: "swift-prometheus")]),
         // MARK: Control: HTTP API, web console, Prometheus metrics, call journal.
         .target(
             name: "ControlAPI",
             dependencies: [
-                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator", "IPCMetrics",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -131,7 +131,7 @@ struct DeviceMonitor: Sendable {
                 }
             case .callEnded(let record):
                 await journal.record(ended: record, at: now)
-                metrics.callEnded(device: devId, outcome: record.outcome)
+                metrics.callEnded(device: devId, record: record)
                 callReceivedAt.removeValue(forKey: record.sessionId)
             case .connection, .ringing, .ringingStopped, .refused, .offerRefused:
                 break
