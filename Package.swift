@@ -125,11 +125,16 @@ let package = Package(
         ),
         // MARK: Metrics: the /metrics exposition on swift-prometheus (one registry per registry of devices).
         .target(name: "IPCMetrics", dependencies: ["CallEngine", .product(name: "Prometheus", package: "swift-prometheus")]),
-        // MARK: Control: HTTP API, web console, Prometheus metrics, call journal.
+        // MARK: The call journal (JSON Lines per device or per fleet process), and the error the
+        // control layer answers with (shared by the journal and the HTTP API).
+        .target(name: "ControlErrors"),
+        .target(name: "CallJournal", dependencies: ["IPCWire", "CallEngine", "CallRuntime", "ControlErrors"]),
+        // MARK: Control: HTTP API, web console.
         .target(
             name: "ControlAPI",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator", "IPCMetrics",
+                "CallJournal", "ControlErrors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]

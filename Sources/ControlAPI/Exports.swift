@@ -1,3 +1,5 @@
-// The control layer's own modules, re-exported so `import ControlAPI` keeps giving the metrics
-// (and, below it, the journal) to the CLI and the tests.
+// The control layer's own modules, re-exported so `import ControlAPI` keeps giving the metrics,
+// the journal and the control error to the CLI and the tests.
+@_exported import CallJournal
+@_exported import ControlErrors
 @_exported import IPCMetrics
