@@ -93,8 +93,8 @@ struct FleetCommand: AsyncParsableCommand {
         if let maxDevicesPerProcess, maxDevicesPerProcess < 1 {
             throw ValidationError("--max-devices-per-process must be at least 1")
         }
-        guard shutdownDeadline > 0, shutdownDeadline.isFinite else {
-            throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0")
+        guard shutdownDeadline > 0, shutdownDeadline <= 86_400 else {
+            throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0 and at most 86400")
         }
         guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be human or json") }
         guard LogLevel(rawValue: logLevel) != nil else {

@@ -54,8 +54,8 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
 
     func validate() throws {
-        guard shutdownDeadline > 0, shutdownDeadline.isFinite else {
-            throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0")
+        guard shutdownDeadline > 0, shutdownDeadline <= 86_400 else {
+            throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0 and at most 86400")
         }
     }
 

@@ -155,6 +155,15 @@ struct LifecycleTests {
         }
     }
 
+    @Test("a --shutdown-deadline that is not a number of seconds in range is refused, naming the option")
+    func badDeadline() async throws {
+        for value in ["0", "nan", "inf", "1e300"] {
+            let run = try await CLIRun.ipcemu(["run", "--profile", doorbell, "--shutdown-deadline", value])
+            #expect(run.status != 0)
+            #expect(run.stderr.contains("--shutdown-deadline must be"), "\(value): \(run.stderr)")
+        }
+    }
+
     @Test("ipcemu fleet: a taken --control port is found before any device is online")
     func fleetTakenControlPort() async throws {
         let broker = try MosquittoBroker()
