@@ -169,6 +169,11 @@ let package = Package(
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
         .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
+        .testTarget(
+            name: "EmulatorTests",
+            dependencies: ["Emulator", "AppSimulator", "CallRuntime", "CallEngine", "IPCWire", "MQTTTransport",
+                           "IPCEmuTesting", "TestSupport"]
+        ),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(

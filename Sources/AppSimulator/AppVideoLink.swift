@@ -8,6 +8,9 @@ import WebRTCLink
 final class AppVideoLink: Sendable {
     let sessionId: String
     let devId: String
+    /// Sent as the offer's `tid` and echoed by the device: tells this link's replies from those
+    /// to an earlier offer of the same session.
+    let transactionId = String(UInt64.random(in: 0...UInt64.max), radix: 16)
     let offerer: WebRTCOfferer
     let signals: AsyncStream<Signal>
     private let continuation: AsyncStream<Signal>.Continuation
