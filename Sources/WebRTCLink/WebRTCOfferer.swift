@@ -13,11 +13,19 @@ public struct OfferConfiguration: Sendable, Hashable {
     /// only depayloaded and counted (`LinkStatistics.videoAccessUnitsReceived`), which is what a
     /// benchmark with many streams on one machine can afford.
     public var decodesVideo: Bool
+    /// Offer an RTP video m-line (false: audio and data channels only, as an app that takes the
+    /// device's HEVC over `fmp4Stream` may do; PROTOCOL.md 7).
+    public var receivesRTPVideo: Bool
+    /// Data channels to open (ordered), each reported through `LinkEvents.dataChannel`; the offer
+    /// then has an `m=application ... webrtc-datachannel` section.
+    public var dataChannels: [String]
 
     public init(
         audioCodecs: [AudioCodec] = [.pcma, .opus], sendsVideo: VideoFormat? = nil, videoPayloadType: Int = 96,
-        decodesVideo: Bool = true
+        decodesVideo: Bool = true, receivesRTPVideo: Bool = true, dataChannels: [String] = []
     ) {
+        self.receivesRTPVideo = receivesRTPVideo
+        self.dataChannels = dataChannels
         self.audioCodecs = audioCodecs
         self.sendsVideo = sendsVideo
         self.videoPayloadType = videoPayloadType
@@ -37,7 +45,8 @@ public final class WebRTCOfferer: Sendable {
     public init(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = LinkOptions(), events: LinkEvents) {
         self.configuration = configuration
         let pt = configuration.videoPayloadType
-        core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo) { offer in
+        core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo,
+                        dataChannelLabels: configuration.dataChannels) { offer in
             // When the app sends video too, its transceiver's caps cannot name a profile-level-id
             // (x264's SPS says 42c0xx and webrtcbin would refuse the stream): state it here.
             SDPEditing.settingH264ProfileLevelID(in: offer, payloadType: pt, profileLevelID: "42e01f")
@@ -57,7 +66,7 @@ public final class WebRTCOfferer: Sendable {
             transceivers.append(TransceiverSetup(
                 target: .existing(0), direction: .sendrecv,
                 caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: false)))
-        } else {
+        } else if configuration.receivesRTPVideo {
             transceivers.append(TransceiverSetup(
                 target: .added, direction: .recvonly,
                 caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: true)))
