@@ -36,7 +36,7 @@ public final class WebRTCDataChannel: @unchecked Sendable {
     private let lock = NSLock()
     private var handlers: Handlers?
     private var signalIds: [UInt] = []
-    private var closedByUs = false
+    private var openReported = false
 
     /// Takes over a channel reference from C.
     init(taking channel: UnsafeMutableRawPointer, label: String) {
@@ -65,7 +65,17 @@ public final class WebRTCDataChannel: @unchecked Sendable {
         ids.append(cgw_data_channel_on_text(channel, onChannelText, retainedBox(), releaseChannelBox))
         ids.append(cgw_data_channel_on_bytes(channel, onChannelBytes, retainedBox(), releaseChannelBox))
         lock.withLock { signalIds = ids }
-        if isOpen { handlers.opened() }
+        if isOpen { reportOpen() }
+    }
+
+    /// `opened` once, whether the signal or the check in `setHandlers` sees it first.
+    fileprivate func reportOpen() {
+        let handlers: Handlers? = lock.withLock {
+            guard !openReported else { return nil }
+            openReported = true
+            return self.handlers
+        }
+        handlers?.opened()
     }
 
     public var isOpen: Bool { cgw_data_channel_ready_state(channel) == 2 }
@@ -108,7 +118,10 @@ private func releaseChannelBox(_ context: UnsafeMutableRawPointer?) {
     Unmanaged<ChannelBox>.fromOpaque(context).release()
 }
 
-private func onChannelOpen(_ context: UnsafeMutableRawPointer?) { handlersFrom(context)?.opened() }
+private func onChannelOpen(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<ChannelBox>.fromOpaque(context).takeUnretainedValue().channel?.reportOpen()
+}
 private func onChannelClose(_ context: UnsafeMutableRawPointer?) { handlersFrom(context)?.closed() }
 
 private func onChannelError(_ context: UnsafeMutableRawPointer?, _ text: UnsafePointer<CChar>?) {
