@@ -214,14 +214,14 @@ public actor AppUser {
     @discardableResult
     public func openVideo(streamType: StreamType = .main, sendVideo: VideoFormat? = nil, saveFramesTo: String? = nil,
                           sessionId: String? = nil, devId: String? = nil, auth: String? = nil,
-                          decodes: Bool = true) throws(AppError) -> String {
+                          decodes: Bool = true, hevc: Bool = false) throws(AppError) -> String {
         guard let sid = sessionId ?? engine.answeredCall?.sessionId else { throw .mqtt("no answered call to open video for") }
         guard let target = devId ?? engine.answeredCall?.peer ?? engine.session?.peers.first else { throw .unknownDevice("?") }
         guard let channel = devices[target] else { throw .unknownDevice(target) }
         closeVideo(sessionId: sid)
         disconnects[sid] = nil
         let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
-                                saveFramesTo: saveFramesTo, decodes: decodes)
+                                saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc)
         videoLinks[sid] = link
         linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
@@ -239,6 +239,10 @@ public actor AppUser {
         }
         return sid
     }
+
+    /// PROTOCOL.md 7: what the `fmp4Stream` receiver saw (handshake, segments, errors) on a link
+    /// opened with `hevc: true`; nil otherwise or once the link closed.
+    public func hevcReport(sessionId: String) -> AppHEVCReceiver.Report? { videoLinks[sessionId]?.hevc?.snapshot }
 
     /// What the app measured on the session's video so far (kept after the link closes).
     public func videoStats(sessionId: String) -> VideoStats? { videoLinks[sessionId]?.stats ?? finishedVideo[sessionId] }

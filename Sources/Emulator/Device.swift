@@ -409,6 +409,8 @@ public actor Device {
         case .up:
             log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
             mediaLink(up: true, sessionId: link.sessionId)
+        case .note(let text):
+            log.log(.info, text, device: devId, fields: [("session", link.sessionId)])
         case .lost(let why):
             log.log(.warning, "P2P link lost", device: devId, fields: [("session", link.sessionId), ("why", why)])
             closeLink(link.sessionId, notifyPeer: false)

@@ -22,6 +22,12 @@ public struct FMP4DeviceHandshake: Sendable, Hashable {
         public var startStreaming = false
         /// A message refused (logged and counted; the state is unchanged).
         public var refusal: String?
+
+        public init(send: [FMP4ControlMessage] = [], startStreaming: Bool = false, refusal: String? = nil) {
+            self.send = send
+            self.startStreaming = startStreaming
+            self.refusal = refusal
+        }
     }
 
     public private(set) var state: State = .closed
@@ -74,6 +80,11 @@ public struct FMP4AppHandshake: Sendable, Hashable {
     public struct Effect: Sendable, Hashable {
         public var send: [FMP4ControlMessage] = []
         public var refusal: String?
+
+        public init(send: [FMP4ControlMessage] = [], refusal: String? = nil) {
+            self.send = send
+            self.refusal = refusal
+        }
     }
 
     public private(set) var state: State = .awaitingCodec
