@@ -24,6 +24,18 @@ public final class AppHEVCReceiver: @unchecked Sendable {
         public var errorTexts: [String] = []
         public var framesDecoded = 0
         public var decoderError: String?
+
+        /// One line for a terminal.
+        public var summary: String {
+            let handshake = (textsReceived + textsSent).isEmpty ? "no handshake" : "\(textsReceived.count) texts in, \(textsSent.count) out"
+            var parts = [
+                "fmp4Stream: \(handshake)", "init segments \(initializationSizes)", "\(mediaSegments) media segments (\(keyFrames) key)",
+                "\(framing.messages) messages", "\(errors) errors",
+            ]
+            if let first = errorTexts.first { parts.append("first error: \(first)") }
+            if let decoderError { parts.append("decoder: \(decoderError)") }
+            return parts.joined(separator: ", ")
+        }
     }
 
     private let lock = NSLock()

@@ -45,6 +45,7 @@ public actor AppUser {
     private var linkRules = P2PLinkRules(app: ())
     private var videoPumps: [String: Task<Void, Never>] = [:]
     private var finishedVideo: [String: VideoStats] = [:]
+    private var finishedHEVC: [String: AppHEVCReceiver.Report] = [:]
     private var answeredAt: [String: Date] = [:]
     /// `close_reason` of each session's link the device closed with `disconnect`.
     private var disconnects: [String: Int64] = [:]
@@ -241,8 +242,10 @@ public actor AppUser {
     }
 
     /// PROTOCOL.md 7: what the `fmp4Stream` receiver saw (handshake, segments, errors) on a link
-    /// opened with `hevc: true`; nil otherwise or once the link closed.
-    public func hevcReport(sessionId: String) -> AppHEVCReceiver.Report? { videoLinks[sessionId]?.hevc?.snapshot }
+    /// opened with `hevc: true` (kept after the link closes); nil otherwise.
+    public func hevcReport(sessionId: String) -> AppHEVCReceiver.Report? {
+        videoLinks[sessionId]?.hevc?.snapshot ?? finishedHEVC[sessionId]
+    }
 
     /// What the app measured on the session's video so far (kept after the link closes).
     public func videoStats(sessionId: String) -> VideoStats? { videoLinks[sessionId]?.stats ?? finishedVideo[sessionId] }
@@ -264,6 +267,7 @@ public actor AppUser {
         guard let link = videoLinks.removeValue(forKey: sessionId) else { return }
         link.close()
         finishedVideo[sessionId] = link.stats
+        if let hevc = link.hevc { finishedHEVC[sessionId] = hevc.snapshot }
     }
 
     private func videoSignalled(_ signal: AppVideoLink.Signal, link: AppVideoLink, auth: String, streamType: StreamType) {
