@@ -48,6 +48,7 @@ public actor AppUser {
     private var linkRules = P2PLinkRules(app: ())
     private var videoPumps: [String: Task<Void, Never>] = [:]
     private var finishedVideo: [String: VideoStats] = [:]
+    private var finishedHEVC: [String: AppHEVCReceiver.Report] = [:]
     private var answeredAt: [String: Date] = [:]
     /// `close_reason` of each session's link the device closed with `disconnect`.
     private var disconnects: [String: Int64] = [:]
@@ -225,14 +226,14 @@ public actor AppUser {
     @discardableResult
     public func openVideo(streamType: StreamType = .main, sendVideo: VideoFormat? = nil, saveFramesTo: String? = nil,
                           sessionId: String? = nil, devId: String? = nil, auth: String? = nil,
-                          decodes: Bool = true) throws(AppError) -> String {
+                          decodes: Bool = true, hevc: Bool = false) throws(AppError) -> String {
         guard let sid = sessionId ?? engine.answeredCall?.sessionId else { throw .mqtt("no answered call to open video for") }
         guard let target = devId ?? engine.answeredCall?.peer ?? engine.session?.peers.first else { throw .unknownDevice("?") }
         guard let channel = devices[target] else { throw .unknownDevice(target) }
         closeVideo(sessionId: sid)
         disconnects[sid] = nil
         let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
-                                saveFramesTo: saveFramesTo, decodes: decodes)
+                                saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc)
         videoLinks[sid] = link
         linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
@@ -249,6 +250,12 @@ public actor AppUser {
             throw .mqtt("cannot start the WebRTC offerer: \(error)")
         }
         return sid
+    }
+
+    /// PROTOCOL.md 7: what the `fmp4Stream` receiver saw (handshake, segments, errors) on a link
+    /// opened with `hevc: true` (kept after the link closes); nil otherwise.
+    public func hevcReport(sessionId: String) -> AppHEVCReceiver.Report? {
+        videoLinks[sessionId]?.hevc?.snapshot ?? finishedHEVC[sessionId]
     }
 
     /// What the app measured on the session's video so far (kept after the link closes).
@@ -271,6 +278,7 @@ public actor AppUser {
         guard let link = videoLinks.removeValue(forKey: sessionId) else { return }
         link.close()
         finishedVideo[sessionId] = link.stats
+        if let hevc = link.hevc { finishedHEVC[sessionId] = hevc.snapshot }
     }
 
     private func videoSignalled(_ signal: AppVideoLink.Signal, link: AppVideoLink, auth: String, streamType: StreamType) {

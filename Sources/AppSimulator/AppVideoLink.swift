@@ -25,8 +25,11 @@ final class AppVideoLink: Sendable {
 
     private let answerTime = LockedDate()
 
+    /// PROTOCOL.md 7: the video comes as HEVC over the `fmp4Stream` data channel (nil: RTP).
+    let hevc: AppHEVCReceiver?
+
     init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?,
-         decodes: Bool = true) {
+         decodes: Bool = true, hevc wantsHEVC: Bool = false) {
         self.sessionId = sessionId
         self.devId = devId
         let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .unbounded)
@@ -35,20 +38,27 @@ final class AppVideoLink: Sendable {
         let measured = LockedStats()
         self.measured = measured
         let saver = saveFramesTo.map { FrameSaver(directory: $0) }
+        let onFrame: @Sendable (DecodedVideoFrame) -> Void = { frame in
+            measured.add(frame, answeredAt: answeredAt)
+            saver?.save(frame)
+        }
+        let receiver = wantsHEVC ? AppHEVCReceiver(onFrame: onFrame) : nil
+        hevc = receiver
+        var dataChannel: (@Sendable (WebRTCDataChannel) -> Void)?
+        if let receiver { dataChannel = { channel in receiver.attach(channel) } }
         let events = LinkEvents(
             localDescription: { continuation.yield(.offer(sdp: $0)) },
             localCandidate: { continuation.yield(.candidate(line: $0.candidate, mLineIndex: $0.sdpMLineIndex)) },
             stateChanged: { continuation.yield(.state($0)) },
-            videoFrame: { frame in
-                measured.add(frame, answeredAt: answeredAt)
-                saver?.save(frame)
-            })
+            videoFrame: onFrame,
+            dataChannel: dataChannel)
         // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
-        // it does not hold the first frame back.
-        let offerer = WebRTCOfferer(
-            configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,
-                                              sendsAudio: sendsVideo != nil),
-            options: LinkOptions(jitterBufferMs: 20), events: events)
+        // it does not hold the first frame back. HEVC: audio and the fmp4Stream channel, no RTP video.
+        let configuration = wantsHEVC
+            ? OfferConfiguration(receivesRTPVideo: false, dataChannels: [FMP4ControlMessage.channelLabel])
+            : OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,
+                                 sendsAudio: sendsVideo != nil)
+        let offerer = WebRTCOfferer(configuration: configuration, options: LinkOptions(jitterBufferMs: 20), events: events)
         self.offerer = offerer
         // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen
         // (a recording, a window) can be read back frame by frame.
@@ -76,6 +86,7 @@ final class AppVideoLink: Sendable {
     func close() {
         pattern?.stop()
         offerer.close()
+        hevc?.close()
         continuation.finish()
     }
 }

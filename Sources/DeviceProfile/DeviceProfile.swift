@@ -140,6 +140,8 @@ extension DeviceProfile {
 
     public enum VideoCodec: String, Sendable, CaseIterable, Hashable {
         case h264 = "H264"
+        /// H.265 in fragmented MP4 over the `fmp4Stream` data channel (PROTOCOL.md 7).
+        case h265 = "H265"
     }
 
     public enum AudioCodec: String, Sendable, CaseIterable, Hashable {

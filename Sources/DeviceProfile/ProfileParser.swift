@@ -254,7 +254,7 @@ struct ProfileParser {
     func video(_ m: MappingReader) -> Profile.Video? {
         let codecs = m["codecs"].flatMap { n in
             diagnostics.uniqueList(
-                n, at: m.field("codecs"), expected: "a list of video codecs (H264)", allowEmpty: false,
+                n, at: m.field("codecs"), expected: "a list of video codecs (H264, H265)", allowEmpty: false,
                 item: { diagnostics.oneOf($0, at: $1, Profile.VideoCodec.allCases.map(\.rawValue))
                     .flatMap(Profile.VideoCodec.init(rawValue:)) },
                 describeItem: { $0.rawValue })

@@ -425,6 +425,8 @@ public actor Device {
         case .outputProblem(let why):
             log.log(.warning, "screen or sound output unavailable, the link goes on without it", device: devId,
                     fields: [("session", link.sessionId), ("why", why)])
+        case .note(let text):
+            log.log(.info, text, device: devId, fields: [("session", link.sessionId)])
         case .lost(let why):
             log.log(.warning, "P2P link lost", device: devId, fields: [("session", link.sessionId), ("why", why)])
             closeLink(link.sessionId, notifyPeer: false)

@@ -28,6 +28,9 @@ public struct LinkEvents: Sendable {
     /// An output of the device's screen or sound (`LocalMediaDevices`) could not open or failed;
     /// the link goes on without it. The text says which and why.
     public var outputProblem: (@Sendable (String) -> Void)?
+    /// A data channel: one the peer opened (answerer), or one this side asked for with
+    /// `OfferConfiguration.dataChannels` (offerer). Set its handlers at once (PROTOCOL.md 7).
+    public var dataChannel: (@Sendable (WebRTCDataChannel) -> Void)?
 
     public init(
         localDescription: @escaping @Sendable (String) -> Void,
@@ -35,8 +38,10 @@ public struct LinkEvents: Sendable {
         stateChanged: @escaping @Sendable (LinkState) -> Void = { _ in },
         videoFrame: (@Sendable (DecodedVideoFrame) -> Void)? = nil,
         keyFrameRequested: (@Sendable () -> Void)? = nil,
-        outputProblem: (@Sendable (String) -> Void)? = nil
+        outputProblem: (@Sendable (String) -> Void)? = nil,
+        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil
     ) {
+        self.dataChannel = dataChannel
         self.localDescription = localDescription
         self.localCandidate = localCandidate
         self.stateChanged = stateChanged
@@ -119,12 +124,17 @@ final class PeerCore: @unchecked Sendable {
     private var outputBranches: [(bin: OpaquePointer, entry: String)] = []
     private var outputFailuresReported: Set<String> = []
 
+    /// Data channels the offerer creates before its offer (so that it has an m=application line).
+    private let dataChannelLabels: [String]
+
     init(
         options: LinkOptions, events: LinkEvents, negotiation: Negotiation, decodesVideo: Bool = true,
         devices: LocalMediaDevices = LocalMediaDevices(),
+        dataChannelLabels: [String] = [],
         editLocalDescription: @escaping @Sendable (String) -> String = { $0 }
     ) {
         self.devices = devices
+        self.dataChannelLabels = dataChannelLabels
         self.decodesVideo = decodesVideo
         self.options = options
         self.events = events
@@ -209,6 +219,14 @@ final class PeerCore: @unchecked Sendable {
             throw .pipeline("the pipeline refused to play (a missing element or device?)")
         }
         lock.withLock { playing = true }
+        if let report = events.dataChannel {
+            for label in dataChannelLabels {
+                guard let channel = cgw_webrtc_create_data_channel(webrtc, label, true) else {
+                    throw .pipeline("webrtcbin could not create the data channel '\(label)' (no SCTP elements?)")
+                }
+                report(WebRTCDataChannel(taking: channel, label: label))
+            }
+        }
         // Negotiation starts only once everything plays (webrtcbin adds transport elements then).
         if case .offer = negotiation { negotiationNeeded() }
         if case .answer(let offer) = negotiation {
@@ -249,6 +267,10 @@ final class PeerCore: @unchecked Sendable {
         handlers.append(cgw_connect_connection_state(webrtc, onPeerConnectionState, CoreReference.retained(self), releaseCoreReference))
         handlers.append(cgw_connect_ice_gathering_state(webrtc, onGatheringState, CoreReference.retained(self), releaseCoreReference))
         handlers.append(cgw_connect_pad_added(webrtc, onPadAdded, CoreReference.retained(self), releaseCoreReference))
+        if let report = events.dataChannel {
+            let sink = Unmanaged.passRetained(DataChannelSink(report: report)).toOpaque()
+            handlers.append(cgw_connect_data_channel(webrtc, onPeerDataChannel, sink, releaseDataChannelSink))
+        }
         if case .offer = negotiation {
             handlers.append(cgw_connect_negotiation_needed(webrtc, onNegotiationNeeded, CoreReference.retained(self), releaseCoreReference))
         }

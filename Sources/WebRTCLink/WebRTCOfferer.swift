@@ -19,13 +19,22 @@ public struct OfferConfiguration: Sendable, Hashable {
     /// The audio m-line is sendrecv and carries a 440 Hz tone in the first of `audioCodecs`
     /// (two-way: the caller's voice, which a device may play on its speaker).
     public var sendsAudio: Bool
+    /// Offer an RTP video m-line (false: audio and data channels only, as an app that takes the
+    /// device's HEVC over `fmp4Stream` may do; PROTOCOL.md 7).
+    public var receivesRTPVideo: Bool
+    /// Data channels to open (ordered), each reported through `LinkEvents.dataChannel`; the offer
+    /// then has an `m=application ... webrtc-datachannel` section.
+    public var dataChannels: [String]
 
     public init(
         audioCodecs: [AudioCodec] = [.pcma, .opus], sendsVideo: VideoFormat? = nil, videoPayloadType: Int = 96,
-        decodesVideo: Bool = true, sendsPushedFrames: Bool = false, sendsAudio: Bool = false
+        decodesVideo: Bool = true, sendsPushedFrames: Bool = false, sendsAudio: Bool = false,
+        receivesRTPVideo: Bool = true, dataChannels: [String] = []
     ) {
         self.sendsPushedFrames = sendsPushedFrames
         self.sendsAudio = sendsAudio
+        self.receivesRTPVideo = receivesRTPVideo
+        self.dataChannels = dataChannels
         self.audioCodecs = audioCodecs
         self.sendsVideo = sendsVideo
         self.videoPayloadType = videoPayloadType
@@ -45,7 +54,8 @@ public final class WebRTCOfferer: Sendable {
     public init(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = LinkOptions(), events: LinkEvents) {
         self.configuration = configuration
         let pt = configuration.videoPayloadType
-        core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo) { offer in
+        core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo,
+                        dataChannelLabels: configuration.dataChannels) { offer in
             // When the app sends video too, its transceiver's caps cannot name a profile-level-id
             // (x264's SPS says 42c0xx and webrtcbin would refuse the stream): state it here.
             SDPEditing.settingH264ProfileLevelID(in: offer, payloadType: pt, profileLevelID: "42e01f")
@@ -67,7 +77,7 @@ public final class WebRTCOfferer: Sendable {
             transceivers.append(TransceiverSetup(
                 target: .existing(0), direction: .sendrecv,
                 caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: false)))
-        } else {
+        } else if configuration.receivesRTPVideo {
             transceivers.append(TransceiverSetup(
                 target: .added, direction: .recvonly,
                 caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: true)))
