@@ -81,7 +81,7 @@ enum OutputDescriptions {
                 description: "queue ! \(decode) ! tee name=soundtap allow-not-linked=true"
                     + " ! queue ! appsink name=sound sync=false async=false max-buffers=4 drop=true")
             // S16LE: what nearly every sound card takes; rate and channels are left to the device.
-            let sink = "audioconvert ! audioresample ! audio/x-raw,format=S16LE ! alsasink name=playback-sink sync=false"
+            let sink = "audioconvert ! audioresample ! audio/x-raw,format=S16LE ! alsasink name=playback-sink sync=false async=false"
             if let why = opens(sink + " device=\(quoted(device))") {
                 plan.problems.append("audio playback on ALSA '\(device)': \(why)")
                 return plan
@@ -117,7 +117,7 @@ enum OutputDescriptions {
         case .none:
             return plan
         case .window(let sink, let xDisplay):
-            let chain = "videoconvert ! videoscale ! \(sink) name=display-sink sync=false"
+            let chain = "videoconvert ! videoscale ! \(sink) name=display-sink sync=false async=false"
             if let why = opens(chain + (xDisplay.map { " display=\(quoted($0))" } ?? "")) {
                 plan.problems.append("display window (\(sink)): \(why)")
                 return plan
@@ -125,7 +125,7 @@ enum OutputDescriptions {
             plan.description += "  rawtap. ! \(entry) ! \(chain)"
             if let xDisplay { plan.properties.append(("display-sink", "display", xDisplay)) }
         case .kms(let connector, let driver):
-            var sink = "kmssink name=display-sink sync=false"
+            var sink = "kmssink name=display-sink sync=false async=false"
             if let connector { sink += " connector-id=\(connector)" }
             var probe = sink
             if let driver { probe += " driver-name=\(quoted(driver))" }

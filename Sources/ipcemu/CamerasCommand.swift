@@ -5,7 +5,7 @@ import Camera
 struct CamerasCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cameras",
-        abstract: "List V4L2 cameras (/dev/video*) with card name, driver, formats, sizes and frame rates."
+        abstract: "List V4L2 cameras (/dev/video*) with card name, driver, formats, sizes and frame rates, and ALSA capture and playback devices."
     )
 
     @Flag(name: .long, help: "Also list V4L2 nodes that are not capture devices (metadata, codecs, outputs).")
@@ -14,5 +14,7 @@ struct CamerasCommand: ParsableCommand {
     func run() throws {
         let devices = V4L2Inventory.scan()
         print(V4L2Inventory.render(devices, includeNonCapture: all), terminator: "")
+        print("")
+        print(ALSAInventory.render(ALSAInventory.scan()), terminator: "")
     }
 }

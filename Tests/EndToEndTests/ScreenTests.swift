@@ -99,6 +99,88 @@ extension EndToEnd {
                 #expect(stats.framesDecoded >= received.videoFramesReceived - 5, "recorded \(stats.framesDecoded), received \(received.videoFramesReceived) earlier")
             }
         }
+
+        @Test("display window under Xvfb: screenshots of the device's window read as the app's stamps, advancing",
+              .timeLimit(.minutes(2)), .enabled(if: onPath("Xvfb") != nil && onPath("xwd") != nil))
+        func window() async throws {
+            let xvfb = try XvfbServer.start()
+            defer { xvfb.stop() }
+            try await withHarness(edit: {
+                Self.twoWay(&$0)
+                $0.display = .window(sink: "ximagesink", xDisplay: xvfb.display)
+            }) { h in
+                _ = try await Self.twoWayCall(h, frames: 30) { _ in
+                    var counters: [UInt16] = []
+                    for _ in 0..<3 {
+                        let shot = try xvfb.screenshotLuma(width: Self.appVideo.width, height: Self.appVideo.height)
+                        let stats = Self.stamps(ofFrames: shot, width: Self.appVideo.width, height: Self.appVideo.height)
+                        #expect(stats.stampsRead == 1, "the window's top rows are not a stamp: \(stats.summary)")
+                        if let stamp = stats.stamps.first {
+                            counters.append(stamp.counter)
+                            // Shown live: drawn at most a few seconds ago (one clock).
+                            let age = Int64(Date().timeIntervalSince1970 * 1000) - stamp.captureUnixMs
+                            #expect(age >= 0 && age < 5000, "stamp age \(age) ms")
+                        }
+                        try await Task.sleep(for: .milliseconds(400))
+                    }
+                    #expect(counters.count == 3 && zip(counters, counters.dropFirst()).allSatisfy { $0 < $1 },
+                            "the window shows new frames: \(counters)")
+                }
+            }
+        }
+
+        @Test("audio alsa: the app's tone plays on an ALSA file PCM, and the device's voice comes from an ALSA capture PCM",
+              .timeLimit(.minutes(2)), .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/alsa/alsa.conf")))
+        func alsa() async throws {
+            let dir = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            // ALSA's `file` PCM (alsa.conf): what is played or captured through the `null` PCM is
+            // also written to FILE. Capture from `null` is silence, but it is read through ALSA.
+            let played = dir + "/played.raw", captured = dir + "/captured.raw"
+            try await withHarness(edit: {
+                Self.twoWay(&$0)
+                $0.audio = DeviceProfile.Sound(source: .alsa(device: "file:FILE='\(captured)',FORMAT=raw"),
+                                               playback: .alsa(device: "file:FILE='\(played)',FORMAT=raw"))
+            }) { h in
+                var capturedDuringCall = 0
+                var appAudioPackets = 0
+                _ = try await Self.twoWayCall(h, frames: 30) { sid in
+                    #expect(await Self.until(.seconds(10)) {
+                        (try? FileManager.default.attributesOfItem(atPath: played)[.size] as? Int).flatMap { $0 } ?? 0 > 16_000
+                    }, "the app's audio was not played on the ALSA PCM")
+                    capturedDuringCall = (try? FileManager.default.attributesOfItem(atPath: captured)[.size] as? Int).flatMap { $0 } ?? 0
+                    appAudioPackets = await h.apps.first?.videoLinkStatistics(sessionId: sid)?.stats.audioPacketsReceived ?? 0
+                }
+                #expect(capturedDuringCall > 0, "nothing was captured from the ALSA PCM")
+                #expect(appAudioPackets > 20, "the app received \(appAudioPackets) audio packets from the device")
+                // What was played holds the app's 440 Hz tone (S16LE, 8 kHz mono from the
+                // decoder): loud 25 ms pieces crossing zero about 0.11 times a sample. (The null
+                // PCM takes everything at once, so the sink's ring buffer writes silence between.)
+                let bytes = [UInt8](FileManager.default.contents(atPath: played) ?? Data())
+                let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
+                var rates: [Double] = []
+                for start in stride(from: 0, to: samples.count - 200, by: 200) {
+                    let piece = samples[start..<(start + 200)]
+                    let rms = (piece.reduce(0.0) { $0 + Double($1) * Double($1) } / 200).squareRoot()
+                    guard rms > 1000, piece.allSatisfy({ $0 != 0 }) || piece.filter({ $0 == 0 }).count < 10 else { continue }
+                    rates.append(Double(zip(piece, piece.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count) / 199)
+                }
+                #expect(rates.count >= 20, "loud pieces in the played audio: \(rates.count) of \(samples.count / 200)")
+                let median = rates.sorted()[safe: rates.count / 2] ?? 0
+                #expect(abs(median - 880.0 / 8000.0) < 0.02, "zero crossings per sample \(median) (440 Hz at 8 kHz: 0.11)")
+            }
+        }
+
+        @Test("a window that cannot open (no such X display) is logged and the call goes on", .timeLimit(.minutes(1)))
+        func windowUnavailable() async throws {
+            try await withHarness(edit: {
+                Self.twoWay(&$0)
+                $0.display = .window(sink: "ximagesink", xDisplay: ":1999")
+            }) { h in
+                let (_, received) = try await Self.twoWayCall(h, frames: 30)
+                #expect(received.videoFramesReceived >= 30)
+            }
+        }
     }
 }
 
@@ -108,22 +190,23 @@ final class XvfbServer: @unchecked Sendable {
     let display: String
 
     static func start() throws -> XvfbServer {
+        // A display number nobody uses (no socket, no lock file), then wait for its socket.
+        let taken = { (n: Int) in
+            FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") || FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock")
+        }
+        let number = try #require((100 + Int.random(in: 0..<400)..<1000).first { !taken($0) }, "no free X display number")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(onPath("Xvfb")))
-        process.arguments = ["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
-        let out = Pipe()
-        process.standardOutput = out
+        process.arguments = [":\(number)", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
+        process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Xvfb writes the display number it took, then a newline, once it accepts clients.
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        let server = XvfbServer(process: process, display: ":\(number)")
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
+            Thread.sleep(forTimeInterval: 0.05)
         }
-        let number = try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), "Xvfb said '\(text)'")
-        return XvfbServer(process: process, display: ":\(number)")
+        try #require(FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)"), "Xvfb :\(number) did not start")
+        return server
     }
 
     private init(process: Process, display: String) {
@@ -132,7 +215,8 @@ final class XvfbServer: @unchecked Sendable {
     }
 
     func stop() {
-        process.terminate()
+        // SIGKILL: a child of the test runner may inherit SIGTERM blocked (seen here: Xvfb lived on).
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
@@ -183,6 +267,10 @@ struct XWDImage {
         }
         return out
     }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }
 
 func onPath(_ name: String) -> String? {
