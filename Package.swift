@@ -161,6 +161,8 @@ let package = Package(
             ]
         ),
         // MARK: Tests
+        // The fake V4L2 driver behind the injectable ioctl table (camera and device tests).
+        .target(name: "CameraTestSupport", dependencies: ["Camera", "CV4L2"], path: "Tests/CameraTestSupport"),
         .target(
             name: "TestSupport",
             dependencies: ["MQTTTransport"],
@@ -172,13 +174,13 @@ let package = Package(
         .testTarget(
             name: "EmulatorTests",
             dependencies: ["Emulator", "AppSimulator", "CallRuntime", "CallEngine", "IPCWire", "MQTTTransport",
-                           "IPCEmuTesting", "TestSupport"]
+                           "IPCEmuTesting", "TestSupport", "CameraTestSupport", "CV4L2", "DeviceProfile"]
         ),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(
             name: "CameraTests",
-            dependencies: ["Camera", "CV4L2", "CGStreamer", "TestSupport"]
+            dependencies: ["Camera", "CV4L2", "CGStreamer", "TestSupport", "CameraTestSupport"]
         ),
         .testTarget(
             name: "CLITests",

@@ -105,11 +105,13 @@ public actor DeviceRegistry {
             let s = await entry.device.status
             let active = s.session != nil && s.phase != .idle && s.phase != .shutDown
             let linkUp = s.session?.mediaLink == .up
-            gauges.append(ControlMetrics.DeviceGauges(
+            var g = ControlMetrics.DeviceGauges(
                 devId: s.devId, activeCalls: active ? 1 : 0, p2pLinkUp: linkUp,
                 mqttReconnects: entry.device.mqttCounters.reconnects, mqttConnected: s.connected,
                 framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps,
-                refusals: Dictionary(uniqueKeysWithValues: entry.device.refusals.totals.map { ($0.key.rawValue, $0.value) })))
+                refusals: Dictionary(uniqueKeysWithValues: entry.device.refusals.totals.map { ($0.key.rawValue, $0.value) }))
+            g.journalWriteFailures = await entry.journal.failedWrites
+            gauges.append(g)
         }
         return metrics.render(gauges)
     }

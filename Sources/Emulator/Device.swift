@@ -37,6 +37,8 @@ public actor Device {
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
     private(set) var links: [String: P2PLink] = [:]
+    /// Where the links' video comes from.
+    nonisolated let feeds: VideoFeeds
     /// PROTOCOL.md 4: who may open, replace and close a link (sans-IO, CallEngine).
     private var linkRules: P2PLinkRules
     private var closedMedia = MediaTotals()
@@ -53,15 +55,19 @@ public actor Device {
     ///   - eventLoop: the MQTT loop to share (a fleet shares one; nil: the process-wide one).
     ///   - timers: the timer structure to share (a fleet shares one heap; nil: the process-wide one).
     public init(profile: DeviceProfile, connection: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil,
-                log: EventLog = EventLog(), timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock()) throws {
+                log: EventLog = EventLog(), timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
+                feeds: VideoFeeds = .shared) throws {
         let client = try MQTTClient(options: Self.clientOptions(profile: profile, connection: connection), eventLoop: eventLoop)
-        try self.init(profile: profile, transport: client, log: log, timers: timers, clock: clock)
+        try self.init(profile: profile, transport: client, log: log, timers: timers, clock: clock, feeds: feeds)
     }
 
     /// Creates the device on a transport of the caller's (issue 9: a unit test drives a device
-    /// without a broker; give it options made by `clientOptions`).
+    /// without a broker; give it options made by `clientOptions`). Its P2P links take their video
+    /// from `feeds` (one capture and encoder per camera and stream size, shared; issue 11).
     public init(profile: DeviceProfile, transport: any MessageTransport, log: EventLog = EventLog(),
-                timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock()) throws {
+                timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
+                feeds: VideoFeeds = .shared) throws {
+        self.feeds = feeds
         self.profile = profile
         self.devId = profile.identity.devId
         self.topics = profile.resolvedTopics
@@ -375,7 +381,7 @@ public actor Device {
         }
         let link: P2PLink
         do {
-            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h))
+            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h), feeds: feeds)
             try link.start()
         } catch {
             linkRules.closed(sessionId: h.sessionId)
@@ -518,7 +524,7 @@ public actor Device {
                 break  // the host keeps the timers
             case .startRinging(let sessionId):
                 log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
-                P2PLink.prepare(profile: profile, for: .seconds(30))
+                P2PLink.prepare(profile: profile, for: .seconds(30), feeds: feeds)
                 emit(.ringing(sessionId: sessionId))
             case .stopRinging(let sessionId):
                 emit(.ringingStopped(sessionId: sessionId))

@@ -80,6 +80,8 @@ public final class ControlMetrics: @unchecked Sendable {
         public var fps: Double = 0
         /// Refused messages by kind (`RefusalLog.Kind`), issue 10.
         public var refusals: [String: Int] = [:]
+        /// Journal lines that could not be written whole (disk full...), issue 10.
+        public var journalWriteFailures = 0
         /// Devices these gauges sum (1 for one device).
         var fleetSize = 1
         var linksUp = 0
@@ -111,6 +113,7 @@ public final class ControlMetrics: @unchecked Sendable {
             sum.framesReceived += d.framesReceived
             sum.fps += d.fps
             for (kind, count) in d.refusals { sum.refusals[kind, default: 0] += count }
+            sum.journalWriteFailures += d.journalWriteFailures
             sum.linksUp += d.linksUp
             sum.connected += d.connected
         }
@@ -146,6 +149,7 @@ public final class ControlMetrics: @unchecked Sendable {
         feed(.framesReceived, l, d.framesReceived)
         feed(.reconnects, l, d.mqttReconnects)
         for (kind, count) in d.refusals { feed(.refused, l + [("kind", kind)], count) }
+        feed(.journalWriteFailures, l, d.journalWriteFailures)
     }
 
     /// Brings a counter that mirrors a device's own monotonic count up to `value`. A count that
@@ -225,5 +229,7 @@ public final class ControlMetrics: @unchecked Sendable {
         static let reconnects = Family(name: "mqtt_reconnects", unit: "total", help: "MQTT connections accepted after the first one.")
         static let refused = Family(name: "refused_messages", unit: "total",
                                     help: "Messages refused (logged and dropped, or answered with a refusal), by kind.")
+        static let journalWriteFailures = Family(name: "journal_write_failures", unit: "total",
+                                                 help: "Journal lines that could not be written whole (disk full...).")
     }
 }
