@@ -1,3 +1,4 @@
+import Camera
 import Foundation
 import IPCWire
 import WebRTCLink
@@ -44,9 +45,26 @@ final class AppVideoLink: Sendable {
             })
         // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
         // it does not hold the first frame back.
-        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes),
-                                options: LinkOptions(jitterBufferMs: 20), events: events)
+        let offerer = WebRTCOfferer(
+            configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,
+                                              sendsAudio: sendsVideo != nil),
+            options: LinkOptions(jitterBufferMs: 20), events: events)
+        self.offerer = offerer
+        // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen
+        // (a recording, a window) can be read back frame by frame.
+        if let video = sendsVideo, let source = try? TestPatternSource(width: video.width, height: video.height, fps: Double(video.fps)) {
+            try? source.start { event in
+                guard case .frame(let frame) = event else { return }
+                offerer.pushVideoFrame(frame.bytes, width: frame.width, height: frame.height, ptsNanos: Int64(frame.timestampNs))
+            }
+            pattern = source
+        } else {
+            pattern = nil
+        }
     }
+
+    /// The stamped pattern the app sends (two-way calls).
+    private let pattern: TestPatternSource?
 
     /// The device's 302 answer came now (live view has no 308 answer to time from).
     func answerArrived() { answerTime.set(Date()) }
@@ -56,6 +74,7 @@ final class AppVideoLink: Sendable {
     var linkStats: LinkStatistics { offerer.stats }
 
     func close() {
+        pattern?.stop()
         offerer.close()
         continuation.finish()
     }

@@ -422,6 +422,9 @@ public actor Device {
         case .up:
             log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
             mediaLink(up: true, sessionId: link.sessionId)
+        case .outputProblem(let why):
+            log.log(.warning, "screen or sound output unavailable, the link goes on without it", device: devId,
+                    fields: [("session", link.sessionId), ("why", why)])
         case .lost(let why):
             log.log(.warning, "P2P link lost", device: devId, fields: [("session", link.sessionId), ("why", why)])
             closeLink(link.sessionId, notifyPeer: false)

@@ -10,6 +10,8 @@ enum P2PLinkSignal: Sendable {
     case candidate(line: String, mLineIndex: Int)
     case up
     case lost(String)
+    /// The device's screen or sound could not do its part (the link goes on without it).
+    case outputProblem(String)
 }
 
 /// One P2P media link of a device (PROTOCOL.md 4): a webrtcbin answerer that sends the shared
@@ -83,8 +85,11 @@ final class P2PLink: @unchecked Sendable {
                 default: break
                 }
             },
-            keyFrameRequested: { box.link?.peerAskedForKeyFrame() })
-        answerer = try WebRTCAnswerer(offer: offer.sdp, media: media, options: options, events: events)
+            keyFrameRequested: { box.link?.peerAskedForKeyFrame() },
+            outputProblem: { continuation.yield(.outputProblem($0)) })
+        answerer = try WebRTCAnswerer(
+            offer: offer.sdp, media: media, options: options,
+            devices: LocalMediaDevices(profile: profile, sessionId: header.sessionId), events: events)
         box.link = self
     }
 

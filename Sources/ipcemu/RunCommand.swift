@@ -19,8 +19,7 @@ struct RunCommand: AsyncParsableCommand {
             folder, --control address) is checked before the device goes online. SIGTERM or SIGINT \
             shuts down in order: the device ends any call (reason shutdown) and publishes offline, \
             the journal is finished, then the control API and the private broker stop; exit 0. \
-            Past --shutdown-deadline (5 s) the process exits anyway (status 1); a second signal exits at \
-            once (status 128 + signal).
+            Past --shutdown-deadline the process exits anyway; a second signal exits at once.
             """
     )
 
@@ -48,7 +47,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Seconds a shutdown (SIGTERM/SIGINT) may take before the process exits anyway (status 1); a second signal exits at once.",
         valueName: "SECONDS"))
-    var shutdownDeadline: Double = 5
+    var shutdownDeadline: Double = 10
 
     @OptionGroup var logOptions: LogOptions
 

@@ -57,7 +57,7 @@ enum ShutdownSignals {
         let grace = deadline + .milliseconds(500)
         let nanoseconds = grace.components.seconds * 1_000_000_000 + grace.components.attoseconds / 1_000_000_000
         DispatchQueue(label: "ipcemu.shutdown-deadline").asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
-            note("ipcemu: shutdown did not finish within \(deadline): exiting now")
+            note("ipcemu: shutdown did not finish within \(deadline): exiting anyway")
             _exit(1)
         }
     }
