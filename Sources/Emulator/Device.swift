@@ -292,9 +292,13 @@ public actor Device {
         }
         switch inbound {
         case .call(let message):
-            log.callEvent(.inbound, message, device: devId)
+            let effects = engine.receive(message, now: WallClock.nowMs())
+            // A refused event (and the `stop` that answers it) logs at debug: its refusal line is
+            // the rate-limited one, so a flood of them cannot flood the log (issue 10).
+            let refused = effects.contains { if case .refused = $0 { true } else { false } }
+            log.callEvent(.inbound, message, device: devId, level: refused ? .debug : .info)
             emit(.received(message))
-            run(engine.receive(message, now: WallClock.nowMs()))
+            run(effects, quiet: refused)
         case .abilityQuery(let query):
             log.log(.info, "<- ability_query", device: devId, fields: [("from", query.curId), ("reqId", query.reqId)])
             publish(profile.meta.answering(query).envelope(t: WallClock.nowSeconds()), what: "ability")
@@ -493,7 +497,7 @@ public actor Device {
         run(engine.timerFired(timer, now: WallClock.nowMs()))
     }
 
-    private func run(_ effects: [CallEffect]) {
+    private func run(_ effects: [CallEffect], quiet: Bool = false) {
         for effect in effects {
             switch effect {
             case .send(let message):
@@ -501,7 +505,7 @@ public actor Device {
                     log.log(.info, "fault: heartbeat reply suppressed", device: devId, fields: [("session", message.sessionId)])
                     continue
                 }
-                log.callEvent(.outbound, message, device: devId)
+                log.callEvent(.outbound, message, device: devId, level: quiet ? .debug : .info)
                 publish(message.envelope(t: WallClock.nowSeconds()), what: message.event.rawValue)
                 emit(.sent(message))
             case .armTimer(let timer, let at):
