@@ -6,6 +6,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -65,20 +66,23 @@ void cgw_free(void *pointer) { g_free(pointer); }
  * Initialisation and the shared loop
  * ---------------------------------------------------------------------------------------------- */
 
-static gsize init_done = 0;
+/* pthread_once rather than g_once_init_*: the same guarantee, and ThreadSanitizer sees it (GLib's
+ * atomics are not instrumented, so it reported init_ok as a race; issue 10). */
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static gboolean init_ok = FALSE;
 static gchar *init_error = NULL;
 
-bool cgw_initialize(char **error_out) {
-    if (g_once_init_enter(&init_done)) {
-        GError *err = NULL;
-        init_ok = gst_init_check(NULL, NULL, &err);
-        if (!init_ok) {
-            init_error = g_strdup(err != NULL ? err->message : "gst_init_check failed");
-            g_clear_error(&err);
-        }
-        g_once_init_leave(&init_done, 1);
+static void initialize_once(void) {
+    GError *err = NULL;
+    init_ok = gst_init_check(NULL, NULL, &err);
+    if (!init_ok) {
+        init_error = g_strdup(err != NULL ? err->message : "gst_init_check failed");
+        g_clear_error(&err);
     }
+}
+
+bool cgw_initialize(char **error_out) {
+    pthread_once(&init_once, initialize_once);
     if (!init_ok) set_error(error_out, init_error);
     return init_ok;
 }

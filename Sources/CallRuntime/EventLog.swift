@@ -49,15 +49,17 @@ public final class EventLog: Sendable {
         writeLine(render(level, message, device: device, fields: fields))
     }
 
-    /// One call event crossing the wire, in or out.
-    public func callEvent(_ direction: Direction, _ message: CallMessage, device: String) {
+    /// One call event crossing the wire, in or out (at `level`: a refused one and its reply are
+    /// debug lines, its rate-limited refusal line says what happened).
+    public func callEvent(_ direction: Direction, _ message: CallMessage, device: String, level: LogLevel = .info) {
+        guard level >= minimumLevel else { return }
         var fields = [
             ("session", message.sessionId),
             direction == .inbound ? ("from", message.curId) : ("to", message.targetId),
         ]
         if let reason = message.reason { fields.append(("reason", reason)) }
         if let callType = message.callType { fields.append(("callType", String(callType.rawValue))) }
-        log(.info, "\(direction.arrow) \(message.event.rawValue)", device: device, fields: fields)
+        log(level, "\(direction.arrow) \(message.event.rawValue)", device: device, fields: fields)
     }
 
     func render(_ level: LogLevel, _ message: String, device: String?, fields: [(String, String)]) -> String {

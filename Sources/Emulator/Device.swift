@@ -305,9 +305,13 @@ public actor Device {
         }
         switch inbound {
         case .call(let message):
-            log.callEvent(.inbound, message, device: devId)
+            let effects = host.handle(.received(message), fire: timerFire)
+            // A refused event (and the `stop` that answers it) logs at debug: its refusal line is
+            // the rate-limited one, so a flood of them cannot flood the log (issue 10).
+            let refused = effects.contains { if case .refused = $0 { true } else { false } }
+            log.callEvent(.inbound, message, device: devId, level: refused ? .debug : .info)
             emit(.received(message))
-            feed(.received(message))
+            run(effects, quiet: refused)
         case .abilityQuery(let query):
             log.log(.info, "<- ability_query", device: devId, fields: [("from", query.curId), ("reqId", query.reqId)])
             publish(profile.meta.answering(query).envelope(t: clock.nowSeconds()), what: "ability")
@@ -514,7 +518,7 @@ public actor Device {
         { [weak self] timer in Task { await self?.feed(.timerFired(timer)) } }
     }
 
-    private func run(_ effects: [CallEffect]) {
+    private func run(_ effects: [CallEffect], quiet: Bool = false) {
         for effect in effects {
             switch effect {
             case .send(let message):
@@ -522,7 +526,7 @@ public actor Device {
                     log.log(.info, "fault: heartbeat reply suppressed", device: devId, fields: [("session", message.sessionId)])
                     continue
                 }
-                log.callEvent(.outbound, message, device: devId)
+                log.callEvent(.outbound, message, device: devId, level: quiet ? .debug : .info)
                 publish(message.envelope(t: clock.nowSeconds()), what: message.event.rawValue)
                 emit(.sent(message))
             case .armTimer, .cancelTimer:
