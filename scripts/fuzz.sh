@@ -3,6 +3,8 @@
 #   scripts/fuzz.sh TARGET SECONDS      one target (wire, sdp, profile, engine, control)
 #   scripts/fuzz.sh all SECONDS         every target, one after the other, SECONDS each
 #   scripts/fuzz.sh build [TARGET]      only build
+#   scripts/fuzz.sh supported           exit 0 if this toolchain links a -sanitize=fuzzer program
+#   scripts/fuzz.sh smoke SECONDS       CI: build every target, run each SECONDS from the seeds
 # Fuzz executables are built with IPCEMU_FUZZ=1 into their own scratch path (.build-fuzz) with
 # -sanitize=fuzzer (add address with FUZZ_SANITIZE=fuzzer,address); the normal build never sees them.
 # The committed seeds (Fuzz/corpus/TARGET) are read; what the fuzzer finds goes to
@@ -60,7 +62,33 @@ run() {
   echo "fuzz $target: $execs executions in $minutes min, 0 crashes (corpus $(ls "$SCRATCH/corpus/$target" | wc -l) inputs)"
 }
 
+# A one-file libFuzzer program: does this toolchain have the fuzzer runtime (Linux swift.org
+# toolchains do; some distributions' do not)?
+supported() {
+  local dir status=0
+  dir=$(mktemp -d)
+  cat >"$dir/probe.swift" <<'SWIFT'
+@_cdecl("LLVMFuzzerTestOneInput") public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { 0 }
+SWIFT
+  swiftc -parse-as-library -sanitize=fuzzer -use-ld=lld "$dir/probe.swift" -o "$dir/probe" >/dev/null 2>&1 \
+    && "$dir/probe" -runs=1 >/dev/null 2>&1 || status=1
+  rm -rf "$dir"
+  return $status
+}
+
 case "${1:-}" in
+  supported)
+    supported ;;
+  smoke)
+    # Builds first (its time reported apart), then SECONDS per target; any crash fails.
+    seconds=${2:?usage: fuzz.sh smoke SECONDS}
+    started=$(date +%s)
+    for t in "${ALL[@]}"; do build "$t" >/dev/null; done
+    echo "fuzz smoke: targets built in $(( $(date +%s) - started )) s"
+    failed=0
+    for t in "${ALL[@]}"; do FUZZ_NO_BUILD=1 run "$t" "$seconds" || failed=1; done
+    echo "fuzz smoke: $(( $(date +%s) - started )) s in all"
+    exit $failed ;;
   all)
     seconds=${2:?usage: fuzz.sh all SECONDS}
     failed=0

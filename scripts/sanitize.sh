@@ -23,14 +23,31 @@ run() {
   export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp}"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0 halt_on_error=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1 halt_on_error=1}"
-  swift build --build-tests --scratch-path "$scratch" --sanitize="$sanitizer" \
-    -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=undefined 2>&1 \
-    | grep -E "error:|warning: .*(race|sanitizer)" || true
-  swift test --skip-build --scratch-path "$scratch" --sanitize="$sanitizer" --no-parallel "${filter[@]}"
+  local log="$scratch.build.log" started
+  started=$(date +%s)
+  # The C shims (and the C of our dependencies) with UBSan too; its runtime comes with the TSan or
+  # ASan runtime swiftc links. Flags on the command line only: Package.swift has no unsafeFlags.
+  if ! swift build --build-tests --scratch-path "$scratch" --sanitize="$sanitizer" \
+      -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=undefined >"$log" 2>&1; then
+    grep -E "error:" "$log" | head -40 >&2
+    echo "sanitize.sh: the $sanitizer build failed (see $log)" >&2
+    return 1
+  fi
+  echo "   built in $(( $(date +%s) - started )) s"
+  started=$(date +%s)
+  local status=0
+  swift test --skip-build --scratch-path "$scratch" --sanitize="$sanitizer" --no-parallel "${filter[@]}" \
+    2>&1 | tee "$scratch.test.log" || status=$?
+  echo "   tests ran in $(( $(date +%s) - started )) s (status $status)"
+  if grep -qE "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: AddressSanitizer|.*runtime error:)" "$scratch.test.log"; then
+    echo "sanitize.sh: $sanitizer reported findings (see $scratch.test.log)" >&2
+    status=1
+  fi
+  return $status
 }
 
 case "$which" in
   thread|address) run "$which" ;;
-  all) run address; run thread ;;
+  all) failed=0; run address || failed=1; run thread || failed=1; exit $failed ;;
   *) echo "usage: scripts/sanitize.sh [thread|address|all] [swift test filter args]" >&2; exit 2 ;;
 esac

@@ -11,6 +11,11 @@ fi
 # Serial: two cores give Swift two cooperative threads; tests that wait on child processes
 # (qemu, the CLI) must not starve the timing-sensitive end-to-end tests.
 swift test --skip-build --no-parallel "$@"
+# Fuzz smoke (issue 10): each libFuzzer target FUZZ_SMOKE_SECONDS (default 20) from its committed
+# seeds, built in .build-fuzz, when the toolchain has libFuzzer; FUZZ_SMOKE_SECONDS=0 skips it.
+if [[ ${FUZZ_SMOKE_SECONDS:-20} -gt 0 ]] && scripts/fuzz.sh supported; then
+  scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-20}"
+fi
 # The testing library as other projects use it: the pytest fixtures installed with pip, and a
 # package outside the repo resolving ipcemu by a file:// URL and version tag.
 scripts/test-python.sh

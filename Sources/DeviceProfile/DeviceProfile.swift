@@ -16,6 +16,10 @@ public struct DeviceProfile: Sendable, Equatable {
     public var security: SecurityMode
     public var topics: TopicTemplates
     public var broker: Broker
+    /// Where the app's video goes (`display`; ScreenAndSound.swift). Default: counted only.
+    public var display: Display = .none
+    /// The device's own voice and where the app's audio goes (`audio`). Default: tone, counted only.
+    public var audio: Sound = Sound()
     /// The file this profile was loaded from (absent when parsed from a string without a name).
     public var sourcePath: String?
     /// Fields the loader read but ignored because they do not apply (an `answerDelay` with

@@ -10,6 +10,8 @@ enum P2PLinkSignal: Sendable {
     case candidate(line: String, mLineIndex: Int)
     case up
     case lost(String)
+    /// The device's screen or sound could not do its part (the link goes on without it).
+    case outputProblem(String)
     /// Something worth a log line (the `fmp4Stream` channel's progress and refusals).
     case note(String)
 }
@@ -91,8 +93,11 @@ final class P2PLink: @unchecked Sendable {
                 }
             },
             keyFrameRequested: { box.link?.peerAskedForKeyFrame() },
+            outputProblem: { continuation.yield(.outputProblem($0)) },
             dataChannel: { channel in box.link?.dataChannelOpened(channel) })
-        answerer = try WebRTCAnswerer(offer: offer.sdp, media: media, options: options, events: events)
+        answerer = try WebRTCAnswerer(
+            offer: offer.sdp, media: media, options: options,
+            devices: LocalMediaDevices(profile: profile, sessionId: header.sessionId), events: events)
         sendsRTPVideo = answerer.plan.videoPayload != nil
         box.link = self
     }

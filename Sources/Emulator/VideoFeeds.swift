@@ -8,8 +8,9 @@ import WebRTCLink
 /// however many links (live view and a call) stream it; a clip or an H.264 camera is passed
 /// through from its one reader. A feed nobody uses lingers a little (a call that follows finds it
 /// warm), then stops, and its capture with it when that was the last user.
-final class VideoFeeds: @unchecked Sendable {
-    static let shared = VideoFeeds()
+public final class VideoFeeds: @unchecked Sendable {
+    /// The process's feeds (what every device uses unless it is given others).
+    public static let shared = VideoFeeds()
 
     /// How long a feed runs on after its last user left.
     var linger: Duration {
@@ -30,7 +31,13 @@ final class VideoFeeds: @unchecked Sendable {
     private var captures: [String: Capture] = [:]
     private var feeds: [String: Feed] = [:]
 
-    init() {}
+    /// The driver V4L2 cameras are opened through (`.system`; a test gives the fake driver).
+    private let v4l2Driver: V4L2Driver
+
+    /// Feeds of their own (a test: its cameras behind a fake V4L2 driver, counts it owns).
+    public init(v4l2Driver: V4L2Driver = .system) {
+        self.v4l2Driver = v4l2Driver
+    }
 
     /// A running feed of `camera` sent at `output` (the size an encoder makes; ignored when the
     /// camera delivers H.264). Balance with `release`.
@@ -50,7 +57,7 @@ final class VideoFeeds: @unchecked Sendable {
         if let existing = captures[captureKey] {
             capture = existing
         } else {
-            capture = Capture(key: captureKey, source: try camera.makeSource())
+            capture = Capture(key: captureKey, source: try camera.makeSource(v4l2Driver: v4l2Driver))
             try capture.start()
             captures[captureKey] = capture
         }

@@ -111,9 +111,10 @@ enum PipelineDescriptions {
             + " ! application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000"
     }
 
-    /// A 440 Hz tone, PCMA at 8 kHz or Opus, ending in webrtcbin's next sink pad.
-    static func audioSend(codec: AudioCodec, payloadType: Int) -> String {
-        let tone = "audiotestsrc is-live=true wave=sine freq=440 volume=0.2 ! audioconvert ! audioresample"
+    /// A 440 Hz tone (or `source`, a microphone), PCMA at 8 kHz or Opus, ending in webrtcbin's
+    /// next sink pad.
+    static func audioSend(codec: AudioCodec, payloadType: Int, source: String? = nil) -> String {
+        let tone = (source ?? "audiotestsrc is-live=true wave=sine freq=440 volume=0.2") + " ! audioconvert ! audioresample"
         switch codec {
         case .pcma:
             return tone + " ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay pt=\(payloadType)"

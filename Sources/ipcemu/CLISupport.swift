@@ -86,8 +86,11 @@ func connectionOptions(brokerURL: String, clientID: String, caFile: String?, cer
     return options
 }
 
-/// Waits for SIGTERM or SIGINT and returns which one came.
-func waitForTerminationSignal() async -> Int32 {
+/// Waits for SIGTERM or SIGINT and returns which one came. With `exitDeadline` the teardown that
+/// follows is bounded (issue 10): a second SIGTERM or SIGINT ends the process at once with status
+/// 128 + the signal, and a teardown still running `exitDeadline` after the first signal ends it
+/// with status 1; each says so on stderr first.
+func waitForTerminationSignal(exitDeadline: Duration? = nil) async -> Int32 {
     signal(SIGTERM, SIG_IGN)
     signal(SIGINT, SIG_IGN)
     return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
@@ -95,12 +98,27 @@ func waitForTerminationSignal() async -> Int32 {
         let queue = DispatchQueue(label: "ipcemu.signals")
         for sig in [SIGTERM, SIGINT] {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { once.resume(sig) }
+            source.setEventHandler {
+                let first = once.resume(sig)
+                guard let exitDeadline else { return }
+                if !first {
+                    FileHandle.standardError.write(Data("ipcemu: second \(signalName(sig)) during shutdown: exiting now\n".utf8))
+                    _exit(128 + sig)
+                }
+                let (seconds, attoseconds) = exitDeadline.components
+                let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
+                queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                    FileHandle.standardError.write(Data("ipcemu: shutdown did not finish within \(exitDeadline): exiting now\n".utf8))
+                    _exit(1)
+                }
+            }
             source.resume()
             once.keep(source)
         }
     }
 }
+
+func signalName(_ sig: Int32) -> String { sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal \(sig)" }
 
 /// Resumes a continuation exactly once and keeps the signal sources alive meanwhile.
 final class ResumeOnce: @unchecked Sendable {
@@ -116,12 +134,15 @@ final class ResumeOnce: @unchecked Sendable {
         lock.unlock()
     }
 
-    func resume(_ value: Int32) {
+    /// True the first time (the continuation resumed), false after.
+    @discardableResult
+    func resume(_ value: Int32) -> Bool {
         lock.lock()
         let c = continuation
         continuation = nil
         lock.unlock()
         c?.resume(returning: value)
+        return c != nil
     }
 }
 

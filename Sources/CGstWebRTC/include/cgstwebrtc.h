@@ -226,6 +226,8 @@ unsigned long cgw_pad_on_key_unit_request(CgwPad *pad, cgw_notify_fn fn, void *c
 typedef void (*cgw_encoded_fn)(void *ctx, const uint8_t *bytes, size_t length, int64_t pts_ns, bool key_unit);
 bool cgw_appsink_on_buffer(CgwElement *appsink, cgw_encoded_fn fn, void *ctx, cgw_release_fn release);
 
+/* ---- Outputs of the device's screen and sound: cgst_display.h ---- */
+#include "cgst_display.h"
 /* ---- Data channels (PROTOCOL.md 7; implemented in cgst_datachannel.c) ---- */
 
 /* A channel is a GstWebRTCDataChannel, opaque here (void *); each function below that returns or

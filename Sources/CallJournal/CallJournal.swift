@@ -1,5 +1,6 @@
 import CallEngine
 import CallRuntime
+import ControlErrors
 import Foundation
 import IPCWire
 
@@ -155,12 +156,16 @@ public final class JournalFile: @unchecked Sendable {
         try self.init(directory: directory, fileName: CallJournal.fileName(devId: name))
     }
 
-    /// Writes one whole line; false if it could not be written whole (disk full...).
+    /// Writes one whole line; false if it could not be written whole (disk full...). A line cut
+    /// short is cut off again (the file is truncated to where it began), so every line in the file
+    /// stays whole and the lines after the disk has room again parse (issue 10).
     func append(_ bytes: [UInt8]) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard fd >= 0 else { return true }
+        let start = lseek(fd, 0, SEEK_END)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written > 0, written < bytes.count, start >= 0 { _ = ftruncate(fd, start) }
         return written == bytes.count
     }
 
