@@ -100,7 +100,8 @@ let package = Package(
             name: "CGstWebRTC",
             dependencies: ["CGStreamer", "CGStreamerWebRTC", "CGStreamerSDP", "CGStreamerVideo", "CLibNice"]
         ),
-        .target(name: "WebRTCLink", dependencies: ["CGstWebRTC"]),
+        // IPCWire: the fmp4Stream data channel's framing (PROTOCOL.md 7), which the fMP4 muxer uses.
+        .target(name: "WebRTCLink", dependencies: ["CGstWebRTC", "IPCWire"]),
         // MARK: Glue: what runs an engine in real time (clock, timers, event log); one actor per
         // device; and the app side that mirrors the SDK.
         .target(
@@ -194,7 +195,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "WebRTCLinkTests", dependencies: ["WebRTCLink", "Camera"],
+            name: "WebRTCLinkTests", dependencies: ["WebRTCLink", "Camera", "IPCWire"],
             exclude: ["aiortc_offerer.py"]
         ),
         .testTarget(

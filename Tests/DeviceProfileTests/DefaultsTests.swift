@@ -92,6 +92,28 @@ struct DefaultsTests {
         #expect(small == .init(width: 96, height: 64, fps: 10))
     }
 
+    @Test("video codecs: H265 (PROTOCOL.md 7) is accepted and reaches the probe; an unknown codec names the choices")
+    func hevcCodec() throws {
+        let p = try DeviceProfile.parse(yaml: identityLines + """
+
+            capabilities:
+              video:
+                codecs: [H264, H265]
+            """)
+        #expect(p.capabilities.video?.codecs == [.h264, .h265])
+        do {
+            _ = try DeviceProfile.parse(yaml: identityLines + """
+
+                capabilities:
+                  video:
+                    codecs: [H266]
+                """)
+            Issue.record("H266 accepted")
+        } catch {
+            #expect("\(error)".contains("H265"), "\(error)")
+        }
+    }
+
     @Test("v4l2 and clip cameras take the main stream's size and rate unless told")
     func cameraDefaults() throws {
         let v = try DeviceProfile.parse(yaml: identityLines + """

@@ -127,6 +127,22 @@ struct FMP4MuxingTests {
         #expect(muxer.current?.info.width == 640 && muxer.stats.skippedWaitingForKeyFrame == 1)
     }
 
+    @Test func mediaSegmentNumbersWrapModulo256WithoutANewInitSegment() throws {
+        let units = try Self.encodedAccessUnits(count: 10)
+        var muxer = FMP4StreamMuxer(fps: 30)
+        var reassembler = FMP4Reassembler()
+        var numbers: [UInt8] = []
+        for i in 0..<300 {
+            for message in muxer.messages(forAccessUnit: units[i % units.count], timeNanos: UInt64(i) * 33_333_333) {
+                if let segment = try reassembler.accept(message) { numbers.append(segment.number) }
+            }
+        }
+        #expect(muxer.stats.initializationSegments == 1 && numbers.count == 301)
+        #expect(Array(numbers.prefix(3)) == [1, 2, 3])
+        #expect(Array(numbers[253...257]) == [254, 255, 0, 1, 2])
+        #expect(reassembler.stats.segmentNumberGaps == 0 && reassembler.stats.initializationSegments == 1)
+    }
+
     @Test func badSegmentsAreErrorsNotCrashes() throws {
         var depacketizer = FMP4Depacketizer()
         #expect(throws: HEVCError.self) { try depacketizer.take([1, 2, 3], isInitialization: false) }
