@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -122,11 +124,18 @@ let package = Package(
                 "WebRTCLink",
             ]
         ),
-        // MARK: Control: HTTP API, web console, Prometheus metrics, call journal.
+        // MARK: Metrics: the /metrics exposition on swift-prometheus (one registry per registry of devices).
+        .target(name: "IPCMetrics", dependencies: ["CallEngine", .product(name: "Prometheus", package: "swift-prometheus")]),
+        // MARK: The call journal (JSON Lines per device or per fleet process), and the error the
+        // control layer answers with (shared by the journal and the HTTP API).
+        .target(name: "ControlErrors"),
+        .target(name: "CallJournal", dependencies: ["IPCWire", "CallEngine", "CallRuntime", "ControlErrors"]),
+        // MARK: Control: HTTP API, web console.
         .target(
             name: "ControlAPI",
             dependencies: [
-                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator", "IPCMetrics",
+                "CallJournal", "ControlErrors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -146,9 +155,14 @@ let package = Package(
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
                 "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "Scenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // MARK: Tests
+        // The fake V4L2 driver behind the injectable ioctl table (camera and device tests).
+        .target(name: "CameraTestSupport", dependencies: ["Camera", "CV4L2"], path: "Tests/CameraTestSupport"),
         .target(
             name: "TestSupport",
             dependencies: ["MQTTTransport"],
@@ -157,11 +171,16 @@ let package = Package(
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
         .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
+        .testTarget(
+            name: "EmulatorTests",
+            dependencies: ["Emulator", "AppSimulator", "CallRuntime", "CallEngine", "IPCWire", "MQTTTransport",
+                           "IPCEmuTesting", "TestSupport", "CameraTestSupport", "CV4L2", "DeviceProfile"]
+        ),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "TestSupport"]),
         .testTarget(name: "MQTTTransportTests", dependencies: ["MQTTTransport", "TestSupport"]),
         .testTarget(
             name: "CameraTests",
-            dependencies: ["Camera", "CV4L2", "CGStreamer", "TestSupport"]
+            dependencies: ["Camera", "CV4L2", "CGStreamer", "TestSupport", "CameraTestSupport"]
         ),
         .testTarget(
             name: "CLITests",

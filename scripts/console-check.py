@@ -111,6 +111,8 @@ def main():
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--video", action="store_true", help="expect live video after Accept, then hang up")
+    ap.add_argument("--switch", action="store_true",
+                    help="with --video: press the HD/SD button, wait for the video's size to change, and back")
     args = ap.parse_args()
     profile = tempfile.mkdtemp(prefix="ipcemu-chromium-")
     browser = subprocess.Popen(
@@ -171,6 +173,21 @@ def main():
                     f.write(base64.b64decode(shot["data"]))
             if not seen["videoPlaying"]:
                 raise RuntimeError("the video's decoded frame count did not rise")
+            if args.switch:
+                # HD/SD (PROTOCOL.md 4 resolution): the button sends it; the same track changes size.
+                size = "document.getElementById('phone-video').dataset.size || ''"
+                sizes, switch_ms = [page.eval(size)], []
+                for label in ("SD", "HD"):
+                    page.wait_for(f"(() => {{ const b = document.getElementById('phone-stream'); return !b.hidden && b.textContent === '{label}'; }})()",
+                                  args.timeout, f"the {label} button")
+                    before = sizes[-1]
+                    started = time.time()
+                    page.eval("document.getElementById('phone-stream').click(); true")
+                    page.wait_for(f"({size}) !== '{before}' && ({size}) !== '0x0'", args.timeout, f"the video size to change after {label}")
+                    switch_ms.append(round((time.time() - started) * 1000))
+                    sizes.append(page.eval(size))
+                seen["sizes"], seen["switchMs"] = sizes, switch_ms
+                seen["sizeText"] = page.eval("document.getElementById('phone-video-size').textContent")
             page.eval("document.getElementById('phone-hangup').click(); true")
             page.wait_for("document.getElementById('phone-state').dataset.phase === 'idle' && document.getElementById('phone-video').hidden",
                           args.timeout, "the call to end and the video to stop")

@@ -46,7 +46,9 @@ schemas={
    required=["t","time","device","kind","session","direction"]),
  "Journal": obj({"devId":S(),"file":nullable(S()),"entries":arr(ref("JournalEntry"))}),
  "PhoneState": obj({"userId":S(),"phase":S(enum=["idle","ringingIncoming","ringingOutgoing","answered","shutDown"]),"session":nullable(ref("Session")),
-   "ringingFrom":nullable(S()),"lastCall":nullable(ref("CallRecord")),"video":S(enum=["none","negotiating","connecting","up","lost","closed","refused"],description="The browser's live video link of the answered call: none, negotiating (offer sent), connecting (answer returned), up/lost (the device's view of the P2P link), closed (by either side), refused (the device sent disconnect)")}),
+   "ringingFrom":nullable(S()),"lastCall":nullable(ref("CallRecord")),"video":S(enum=["none","negotiating","connecting","up","lost","closed","refused"],description="The browser's live video link of the answered call: none, negotiating (offer sent), connecting (answer returned), up/lost (the device's view of the P2P link), closed (by either side), refused (the device sent disconnect)"),
+   "stream":S(enum=["main","sub"],description="The stream the browser's link shows: main after the offer, then what the HD/SD button asked for (302 resolution)")}),
+ "ResolutionRequest": obj({"stream":S(enum=["main","sub"],description="main (stream_type 0, HD) or sub (1, SD)")}),
  "VideoOffer": obj({"sdp":S(description="The browser's WebRTC offer (receive-only video and audio, bundle, ICE gathering complete so its candidates are in it)")}),
  "VideoAnswer": obj({"sdp":S(description="The device's answer, with the candidates it sent merged in as a=candidate lines"),"phone":ref("PhoneState")}),
 }
@@ -87,6 +89,9 @@ for a,s in [("answer","Accept the call ringing the console phone"),("reject","Re
 paths["/api/phone/video"]={"post":{**op("Live video of the console phone's answered call: relays the browser's offer to the device as the console user (302 offer over MQTT, auth from the device's secrets) and returns the device's answer with its candidates (collected until end-of-candidates or 1.5 s)",
   {"200":jr("VideoAnswer","The device's answer"),"400":bad,"404":E("No console phone"),"409":conflict,"502":E("The device refused the offer (disconnect) or could not be reached"),"504":E("No answer from the device in time")},tag="console"),
   "requestBody":{"required":True,"content":{"application/json":{"schema":ref("VideoOffer")}}}}}
+paths["/api/phone/video/resolution"]={"post":{**op("The HD/SD button: switch the console phone's live video link between the device's main and sub stream (302 resolution to the device, PROTOCOL.md 4; no new offer)",
+  {"200":jr("PhoneState","Sent; the phone's state with the stream asked for"),"400":bad,"404":E("No console phone"),"409":E("The console phone has no video link"),"502":E("The message could not be sent to the device")},tag="console"),
+  "requestBody":{"required":True,"content":{"application/json":{"schema":ref("ResolutionRequest")}}}}}
 paths["/api/phone/video/close"]={"post":op("Close the console phone's video link (302 disconnect to the device); nothing to close is not an error",{"200":jr("PhoneState","Closed"),"404":E("No console phone")},tag="console")}
 doc={"openapi":"3.0.3","info":{"title":"ipcemu control API","version":"1.0.0",
  "description":"Drive emulated doorbells (Tuya-style IPC with screen): state, doorbell presses, answers, faults, the call journal, live events. Listens on 127.0.0.1 unless `--control` says otherwise; any other address needs `--control-token`, and then every request needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`), else 401. Errors are JSON: {\"error\": \"...\", \"field\": \"...\"|null}; unknown device 404; an action that makes no sense in the current state 409."},

@@ -20,6 +20,10 @@ PACKAGES=(
   qemu-system-x86 busybox-static cpio
   # The web console test (and docs/console.png): headless Chromium driven over DevTools
   chromium
+  # The device's screen and sound (profile `display` and `audio`): ximagesink / kmssink, alsasrc /
+  # alsasink; tests run a window under Xvfb and read a screenshot (xwd), and ALSA through its
+  # null and file PCMs (alsa-utils: aplay/arecord -L for the names `ipcemu cameras` lists)
+  gstreamer1.0-x gstreamer1.0-alsa alsa-utils xvfb x11-apps
 )
 
 missing=()

@@ -7,6 +7,6 @@ extension AppUser {
     public func switchStream(sessionId: String, devId: String, to stream: StreamType) throws(AppError) {
         let header = SignalHeader(from: userId, to: devId, sessionId: sessionId)
         let message = SignalMessage(header: header, body: .resolution(SignalResolution(streamType: stream)))
-        try send(message.envelope(t: WallClock.nowSeconds()), to: devId)
+        try send(message.envelope(t: clock.nowSeconds()), to: devId)
     }
 }

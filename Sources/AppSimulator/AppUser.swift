@@ -28,14 +28,17 @@ public enum AppError: Error, Sendable, Equatable, CustomStringConvertible {
 /// events with the SDK error codes. It runs the same call engine as the device, in the app role.
 public actor AppUser {
     public nonisolated let userId: String
-    nonisolated let client: MQTTClient
+    nonisolated let client: any MessageTransport
     private let log: EventLog
-    private var engine: AppCallEngine
-    private var timers = TimerTable()
+    /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
+    public nonisolated let clock: any EngineClock
+    /// The engine, its clock and its timers (CallRuntime's one engine host, as in `Device`).
+    private var host: EngineHost<AppCallEngine>
+    private var engine: AppCallEngine { host.engine }
     private var devices: [String: DeviceChannel] = [:]
     private var fallbackAddress: (@Sendable (String) -> DeviceAddress)?
     private var pendingProbes: [String: CheckedContinuation<AbilityAnswer?, Never>] = [:]
-    private var observers: [UUID: AsyncStream<AppEvent>.Continuation] = [:]
+    private var observers = EventObservers<AppEvent>()
     private var pumps: [Task<Void, Never>] = []
     private var random = SystemRandomNumberGenerator()
     private var ended: [CallRecord] = []
@@ -45,6 +48,7 @@ public actor AppUser {
     private var linkRules = P2PLinkRules(app: ())
     private var videoPumps: [String: Task<Void, Never>] = [:]
     private var finishedVideo: [String: VideoStats] = [:]
+    private var finishedHEVC: [String: AppHEVCReceiver.Report] = [:]
     private var answeredAt: [String: Date] = [:]
     /// `close_reason` of each session's link the device closed with `disconnect`.
     private var disconnects: [String: Int64] = [:]
@@ -55,27 +59,41 @@ public actor AppUser {
     ///   - connection: the broker; the client id is made from the user id.
     ///   - config: heartbeat timers and listen-mode policy (`incomingPolicy`).
     public init(userId: String, connection: MQTTClientOptions, config: AppEngineConfig? = nil,
-                eventLoop: MQTTEventLoop? = nil, log: EventLog = EventLog(minimumLevel: .warning)) throws {
+                eventLoop: MQTTEventLoop? = nil, log: EventLog = EventLog(minimumLevel: .warning),
+                timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock()) throws {
+        var options = connection
+        options.clientID = "app-\(userId)-\(UInt32.random(in: 0...UInt32.max))"
+        let client = try MQTTClient(options: options, eventLoop: eventLoop)
+        self.init(userId: userId, transport: client, config: config, log: log, timers: timers, clock: clock)
+    }
+
+    /// The app user on a transport of the caller's (issue 9: driven without a broker in a test).
+    public init(userId: String, transport: any MessageTransport, config: AppEngineConfig? = nil,
+                log: EventLog = EventLog(minimumLevel: .warning), timers: TimerScheduler? = nil,
+                clock: any EngineClock = SystemClock()) {
         self.userId = userId
         self.log = log
-        self.engine = AppCallEngine(config: config ?? AppEngineConfig(userId: userId))
+        self.clock = clock
+        self.host = EngineHost(engine: AppCallEngine(config: config ?? AppEngineConfig(userId: userId)), clock: clock,
+                               scheduler: timers ?? .shared)
         self.sealFrom = (CRC32.checksum(Array(userId.utf8)) & 0x7FFF_FFFF) | 0x8000_0000
-        var options = connection
-        options.clientID = "app-\(userId)-\(UInt32.random(in: 0...UInt32.max, using: &random))"
-        self.client = try MQTTClient(options: options, eventLoop: eventLoop)
+        self.client = transport
     }
 
     // MARK: Lifecycle
 
     /// Connects and waits for the broker (up to `timeout`).
     public func start(timeout: Duration = .seconds(5)) async throws(AppError) {
-        let messages = client.makeMessageStream()
-        let states = client.makeStateStream()
+        // One ordered stream of messages and connection states (bounded: a listen-mode app on a
+        // busy broker cannot grow without limit; drops are counted in the client's counters).
+        let inbound = client.makeInboundStream(limit: Self.inboundQueueLimit)
         pumps.append(Task { [weak self] in
-            for await message in messages { await self?.receive(message) }
-        })
-        pumps.append(Task { [weak self] in
-            for await state in states { await self?.connectionChanged(state) }
+            for await item in inbound {
+                switch item {
+                case .message(let message): await self?.receive(message)
+                case .state(let state): await self?.connectionChanged(state)
+                }
+            }
         })
         client.connect()
         guard await client.waitUntilConnected(timeout: timeout) else {
@@ -83,23 +101,24 @@ public actor AppUser {
         }
     }
 
+    /// Messages and states waiting for the app at most (past it they are dropped and counted).
+    public static let inboundQueueLimit = 1 << 16
+
     /// Leaves: hangs up/cancels/rejects whatever call is on (reason `shutdown`), disconnects.
     public func stop() async {
-        run(engine.shutdown(now: WallClock.nowMs()))
-        timers.cancelAll()
+        run(host.shutdown())
         for sessionId in Array(videoLinks.keys) { closeVideo(sessionId: sessionId) }
         _ = await client.disconnectAndWait(timeout: .seconds(1))
         client.close()
         for pump in pumps { pump.cancel() }
-        for c in observers.values { c.finish() }
-        observers.removeAll()
+        observers.finishAll()
         for (_, c) in pendingProbes { c.resume(returning: nil) }
         pendingProbes.removeAll()
     }
 
     /// The app vanishes without a word (phone out of coverage): the socket closes, nothing is sent.
     public func vanish() {
-        timers.cancelAll()
+        host.cancelAllTimers()
         client.disconnectAbruptly(reconnect: false)
     }
 
@@ -108,7 +127,7 @@ public actor AppUser {
         guard devices[address.devId] == nil else { return }
         devices[address.devId] = try DeviceChannel(address: address, from: sealFrom)
         do {
-            try await client.subscribeAndWait(address.outTopic, qos: 1)
+            try await client.subscribeAndWait(address.outTopic, qos: 1, timeout: .seconds(5))
         } catch {
             throw .mqtt("subscribe \(address.outTopic): \(error)")
         }
@@ -119,7 +138,7 @@ public actor AppUser {
     public func listenToAllDevices(address: (@Sendable (String) -> DeviceAddress)? = nil) async throws(AppError) {
         fallbackAddress = address ?? { DeviceAddress(devId: $0) }
         do {
-            try await client.subscribeAndWait(DeviceAddress.everyDeviceOutFilter, qos: 1)
+            try await client.subscribeAndWait(DeviceAddress.everyDeviceOutFilter, qos: 1, timeout: .seconds(5))
         } catch {
             throw .mqtt("subscribe \(DeviceAddress.everyDeviceOutFilter): \(error)")
         }
@@ -128,18 +147,12 @@ public actor AppUser {
     // MARK: Observing
 
     public func events() -> AsyncStream<AppEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: AppEvent.self, bufferingPolicy: .unbounded)
-        let id = UUID()
-        observers[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeObserver(id) } }
-        return stream
+        observers.add { [weak self] id in Task { await self?.removeObserver(id) } }
     }
 
-    private func removeObserver(_ id: UUID) { observers.removeValue(forKey: id) }
+    private func removeObserver(_ id: UInt64) { observers.remove(id) }
 
-    private func emit(_ event: AppEvent) {
-        for c in observers.values { c.yield(event) }
-    }
+    private func emit(_ event: AppEvent) { observers.emit(event) }
 
     // MARK: The SDK's calls
 
@@ -148,7 +161,7 @@ public actor AppUser {
         guard devices[devId] != nil else { throw .unknownDevice(devId) }
         let reqId = "\(userId)-\(UInt64.random(in: 0...UInt64.max, using: &random))"
         let query = AbilityQuery(curId: userId, reqId: reqId)
-        try publish(query.envelope(t: WallClock.nowSeconds()), to: devId)
+        try publish(query.envelope(t: clock.nowSeconds()), to: devId)
         let timeoutTask = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             await self?.resolveProbe(reqId, with: nil)
@@ -175,7 +188,7 @@ public actor AppUser {
         let sessionId = makeSessionId(devId: userId, using: &random)
         let start = StartCall(targetId: devId, sessionId: sessionId, timeoutSeconds: timeoutSeconds,
                               callType: callType, extra: extra)
-        run(try engine.perform(.startCall(start), now: WallClock.nowMs()))
+        run(try host.perform(.startCall(start), fire: timerFire))
         return sessionId
     }
 
@@ -192,7 +205,7 @@ public actor AppUser {
     public func setIncomingPolicy(_ policy: AnswerPolicy) throws(CallActionError) { try perform(.setAnswerPolicy(policy)) }
 
     private func perform(_ action: LocalAction) throws(CallActionError) {
-        run(try engine.perform(action, now: WallClock.nowMs()))
+        run(try host.perform(action, fire: timerFire))
     }
 
     /// Publishes an already-built envelope to a device, sealed for it (tests, P2P signalling).
@@ -202,8 +215,7 @@ public actor AppUser {
 
     /// Tells the engine the P2P link of the session came up or went down.
     public func mediaLink(up: Bool, sessionId: String) {
-        let now = WallClock.nowMs()
-        run(engine.handle(up ? .mediaLinkUp(sessionId: sessionId) : .mediaLinkDown(sessionId: sessionId), now: now))
+        feed(up ? .mediaLinkUp(sessionId: sessionId) : .mediaLinkDown(sessionId: sessionId))
     }
 
     // MARK: Video (PROTOCOL.md 4: the app offers, the device answers)
@@ -214,14 +226,14 @@ public actor AppUser {
     @discardableResult
     public func openVideo(streamType: StreamType = .main, sendVideo: VideoFormat? = nil, saveFramesTo: String? = nil,
                           sessionId: String? = nil, devId: String? = nil, auth: String? = nil,
-                          decodes: Bool = true) throws(AppError) -> String {
+                          decodes: Bool = true, hevc: Bool = false) throws(AppError) -> String {
         guard let sid = sessionId ?? engine.answeredCall?.sessionId else { throw .mqtt("no answered call to open video for") }
         guard let target = devId ?? engine.answeredCall?.peer ?? engine.session?.peers.first else { throw .unknownDevice("?") }
         guard let channel = devices[target] else { throw .unknownDevice(target) }
         closeVideo(sessionId: sid)
         disconnects[sid] = nil
         let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
-                                saveFramesTo: saveFramesTo, decodes: decodes)
+                                saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc)
         videoLinks[sid] = link
         linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
@@ -238,6 +250,12 @@ public actor AppUser {
             throw .mqtt("cannot start the WebRTC offerer: \(error)")
         }
         return sid
+    }
+
+    /// PROTOCOL.md 7: what the `fmp4Stream` receiver saw (handshake, segments, errors) on a link
+    /// opened with `hevc: true` (kept after the link closes); nil otherwise.
+    public func hevcReport(sessionId: String) -> AppHEVCReceiver.Report? {
+        videoLinks[sessionId]?.hevc?.snapshot ?? finishedHEVC[sessionId]
     }
 
     /// What the app measured on the session's video so far (kept after the link closes).
@@ -260,18 +278,19 @@ public actor AppUser {
         guard let link = videoLinks.removeValue(forKey: sessionId) else { return }
         link.close()
         finishedVideo[sessionId] = link.stats
+        if let hevc = link.hevc { finishedHEVC[sessionId] = hevc.snapshot }
     }
 
     private func videoSignalled(_ signal: AppVideoLink.Signal, link: AppVideoLink, auth: String, streamType: StreamType) {
         guard videoLinks[link.sessionId] === link else { return }
-        let header = SignalHeader(from: userId, to: link.devId, sessionId: link.sessionId)
+        let header = SignalHeader(from: userId, to: link.devId, sessionId: link.sessionId, tid: link.transactionId)
         switch signal {
         case .offer(let sdp):
             let offer = SignalOffer(sdp: sdp, streamType: streamType, auth: auth)
-            try? publish(SignalMessage(header: header, body: .offer(offer)).envelope(t: WallClock.nowSeconds()), to: link.devId)
+            try? publish(SignalMessage(header: header, body: .offer(offer)).envelope(t: clock.nowSeconds()), to: link.devId)
         case .candidate(let line, let index):
             let c = IPCWire.ICECandidate(candidate: line, sdpMLineIndex: index)
-            try? publish(SignalMessage(header: header, body: .candidate(c)).envelope(t: WallClock.nowSeconds()), to: link.devId)
+            try? publish(SignalMessage(header: header, body: .candidate(c)).envelope(t: clock.nowSeconds()), to: link.devId)
         case .state(let state):
             switch state {
             case .connected: mediaLink(up: true, sessionId: link.sessionId)
@@ -283,6 +302,14 @@ public actor AppUser {
 
     private func receiveSignal(_ s: SignalMessage) {
         let sid = s.header.sessionId
+        // A reply to an earlier offer of this session (its `tid` echoed, PROTOCOL.md 4) must not
+        // touch the link that replaced it: a `disconnect` refusing the old offer can arrive after
+        // the new offer went out. A device that echoes no `tid` is taken at its word.
+        if !s.header.tid.isEmpty, let link = videoLinks[sid], s.header.tid != link.transactionId {
+            log.log(.debug, "ignored 302 \(s.type.rawValue) for an earlier offer", device: userId,
+                    fields: [("session", sid), ("tid", s.header.tid)])
+            return
+        }
         switch s.body {
         case .answer(let answer):
             guard linkRules.accepts(sessionId: sid, from: s.header.from), let link = videoLinks[sid] else { return }
@@ -332,7 +359,7 @@ public actor AppUser {
             guard m.targetId == userId else { return }   // another user's message on the device's topic
             log.callEvent(.inbound, m, device: userId)
             emit(.received(m, devId: devId))
-            run(engine.receive(m, now: WallClock.nowMs()))
+            feed(.received(m))
         case .abilityAnswer(let answer):
             if case .answer(let target, let reqId) = answer.kind, target == userId {
                 resolveProbe(reqId, with: answer)
@@ -361,9 +388,12 @@ public actor AppUser {
 
     // MARK: Effects
 
-    private func timerFired(_ timer: CallTimer) {
-        timers.fired(timer)
-        run(engine.timerFired(timer, now: WallClock.nowMs()))
+    /// Feeds one input to the engine (through the host, which keeps the timers).
+    private func feed(_ input: CallInput) { run(host.handle(input, fire: timerFire)) }
+
+    /// What a due timer calls, on the scheduler's thread: back onto this actor.
+    private nonisolated var timerFire: @Sendable (CallTimer) -> Void {
+        { [weak self] timer in Task { await self?.feed(.timerFired(timer)) } }
     }
 
     private func run(_ effects: [CallEffect]) {
@@ -372,15 +402,13 @@ public actor AppUser {
             case .send(let m):
                 log.callEvent(.outbound, m, device: userId)
                 do {
-                    try publish(m.envelope(t: WallClock.nowSeconds()), to: m.targetId)
+                    try publish(m.envelope(t: clock.nowSeconds()), to: m.targetId)
                     emit(.sent(m, devId: m.targetId))
                 } catch {
                     log.log(.error, "could not send \(m.event.rawValue): \(error)", device: userId)
                 }
-            case .armTimer(let timer, let at):
-                timers.arm(timer, atMs: at, nowMs: WallClock.nowMs()) { [weak self] t in await self?.timerFired(t) }
-            case .cancelTimer(let timer):
-                timers.cancel(timer)
+            case .armTimer, .cancelTimer:
+                break  // the host keeps the timers
             case .startRinging(let sessionId):
                 emit(.incomingCall(sessionId: sessionId, devId: engine.session?.peers.first ?? ""))
             case .stopRinging:

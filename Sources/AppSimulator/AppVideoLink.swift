@@ -1,3 +1,4 @@
+import Camera
 import Foundation
 import IPCWire
 import WebRTCLink
@@ -8,6 +9,9 @@ import WebRTCLink
 final class AppVideoLink: Sendable {
     let sessionId: String
     let devId: String
+    /// Sent as the offer's `tid` and echoed by the device: tells this link's replies from those
+    /// to an earlier offer of the same session.
+    let transactionId = String(UInt64.random(in: 0...UInt64.max), radix: 16)
     let offerer: WebRTCOfferer
     let signals: AsyncStream<Signal>
     private let continuation: AsyncStream<Signal>.Continuation
@@ -21,8 +25,11 @@ final class AppVideoLink: Sendable {
 
     private let answerTime = LockedDate()
 
+    /// PROTOCOL.md 7: the video comes as HEVC over the `fmp4Stream` data channel (nil: RTP).
+    let hevc: AppHEVCReceiver?
+
     init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?,
-         decodes: Bool = true) {
+         decodes: Bool = true, hevc wantsHEVC: Bool = false) {
         self.sessionId = sessionId
         self.devId = devId
         let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .unbounded)
@@ -31,19 +38,43 @@ final class AppVideoLink: Sendable {
         let measured = LockedStats()
         self.measured = measured
         let saver = saveFramesTo.map { FrameSaver(directory: $0) }
+        let onFrame: @Sendable (DecodedVideoFrame) -> Void = { frame in
+            measured.add(frame, answeredAt: answeredAt)
+            saver?.save(frame)
+        }
+        let receiver = wantsHEVC ? AppHEVCReceiver(onFrame: onFrame) : nil
+        hevc = receiver
+        var dataChannel: (@Sendable (WebRTCDataChannel) -> Void)?
+        if let receiver { dataChannel = { channel in receiver.attach(channel) } }
         let events = LinkEvents(
             localDescription: { continuation.yield(.offer(sdp: $0)) },
             localCandidate: { continuation.yield(.candidate(line: $0.candidate, mLineIndex: $0.sdpMLineIndex)) },
             stateChanged: { continuation.yield(.state($0)) },
-            videoFrame: { frame in
-                measured.add(frame, answeredAt: answeredAt)
-                saver?.save(frame)
-            })
+            videoFrame: onFrame,
+            dataChannel: dataChannel)
         // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
-        // it does not hold the first frame back.
-        offerer = WebRTCOfferer(configuration: OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes),
-                                options: LinkOptions(jitterBufferMs: 20), events: events)
+        // it does not hold the first frame back. HEVC: audio and the fmp4Stream channel, no RTP video.
+        let configuration = wantsHEVC
+            ? OfferConfiguration(receivesRTPVideo: false, dataChannels: [FMP4ControlMessage.channelLabel])
+            : OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,
+                                 sendsAudio: sendsVideo != nil)
+        let offerer = WebRTCOfferer(configuration: configuration, options: LinkOptions(jitterBufferMs: 20), events: events)
+        self.offerer = offerer
+        // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen
+        // (a recording, a window) can be read back frame by frame.
+        if let video = sendsVideo, let source = try? TestPatternSource(width: video.width, height: video.height, fps: Double(video.fps)) {
+            try? source.start { event in
+                guard case .frame(let frame) = event else { return }
+                offerer.pushVideoFrame(frame.bytes, width: frame.width, height: frame.height, ptsNanos: Int64(frame.timestampNs))
+            }
+            pattern = source
+        } else {
+            pattern = nil
+        }
     }
+
+    /// The stamped pattern the app sends (two-way calls).
+    private let pattern: TestPatternSource?
 
     /// The device's 302 answer came now (live view has no 308 answer to time from).
     func answerArrived() { answerTime.set(Date()) }
@@ -53,7 +84,9 @@ final class AppVideoLink: Sendable {
     var linkStats: LinkStatistics { offerer.stats }
 
     func close() {
+        pattern?.stop()
         offerer.close()
+        hevc?.close()
         continuation.finish()
     }
 }

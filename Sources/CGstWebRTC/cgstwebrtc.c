@@ -54,6 +54,7 @@ static _Thread_local bool thread_runs_callbacks = false;
 #define MARK_CALLBACK_THREAD() (thread_runs_callbacks = true)
 
 bool cgw_current_thread_runs_gstreamer_callbacks(void) { return thread_runs_callbacks; }
+void cgw_mark_callback_thread(void) { MARK_CALLBACK_THREAD(); }
 
 static void set_error(char **error_out, const char *message) {
     if (error_out != NULL) *error_out = g_strdup(message != NULL ? message : "unknown error");

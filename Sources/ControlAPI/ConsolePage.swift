@@ -64,11 +64,13 @@ enum ConsolePage {
         <button class="accept" id="phone-accept" hidden>Accept</button>
         <button class="reject" id="phone-reject" hidden>Reject</button>
         <button id="phone-hangup" hidden>Hang up</button>
+        <button id="phone-stream" hidden title="switch the device's video between its main (HD) and sub (SD) stream">SD</button>
       </div>
       <!-- Live video: startVideo() attaches the device's WebRTC stream once the call is answered. -->
       <video id="phone-video" autoplay playsinline muted hidden></video>
       <div class="video-placeholder" id="phone-video-placeholder" hidden>live video arrives with WebRTC</div>
       <div class="sub" id="phone-video-note"></div>
+      <div class="sub" id="phone-video-size"></div>
     </div>
     <div class="error" id="phone-error"></div>
   </aside>
@@ -168,6 +170,11 @@ function renderPhone() {
   show("phone-accept", p.phase === "ringingIncoming");
   show("phone-reject", p.phase === "ringingIncoming");
   show("phone-hangup", p.phase === "answered");
+  // HD/SD: the device's main or sub stream on the same link (302 resolution, PROTOCOL.md 4).
+  const streamButton = document.getElementById("phone-stream");
+  streamButton.hidden = !(p.phase === "answered" && p.video !== "none" && video.pc);
+  streamButton.textContent = p.stream === "sub" ? "HD" : "SD";
+  streamButton.dataset.stream = p.stream;
   if (p.phase === "answered") startVideo(p.session.sessionId); else stopVideo(false);
 }
 
@@ -195,6 +202,10 @@ async function startVideo(session) {
   pc.addTransceiver("video", { direction: "recvonly" });
   pc.addTransceiver("audio", { direction: "recvonly" });
   const stream = new MediaStream();
+  v.onresize = () => {
+    document.getElementById("phone-video-size").textContent = v.videoWidth ? "video " + v.videoWidth + "x" + v.videoHeight : "";
+    v.dataset.size = v.videoWidth + "x" + v.videoHeight;
+  };
   pc.ontrack = (e) => {
     stream.addTrack(e.track);
     if (v.srcObject !== stream) v.srcObject = stream;
@@ -230,6 +241,8 @@ function stopVideo(tellServer) {
   const v = document.getElementById("phone-video"); v.hidden = true; v.srcObject = null; delete v.dataset.link;
   document.getElementById("phone-video-placeholder").hidden = true;
   videoNote("");
+  document.getElementById("phone-video-size").textContent = ""; delete v.dataset.size;
+  document.getElementById("phone-stream").hidden = true;
   if (had && tellServer) api("POST", "/api/phone/video/close").catch(() => {});
 }
 
@@ -240,6 +253,11 @@ async function phoneAction(what) {
 document.getElementById("phone-accept").onclick = () => phoneAction("answer");
 document.getElementById("phone-reject").onclick = () => phoneAction("reject");
 document.getElementById("phone-hangup").onclick = () => phoneAction("hangup");
+document.getElementById("phone-stream").onclick = async () => {
+  const err = document.getElementById("phone-error"); err.textContent = "";
+  const to = state.phone && state.phone.stream === "sub" ? "main" : "sub";
+  try { state.phone = await api("POST", "/api/phone/video/resolution", { stream: to }); renderPhone(); } catch (e) { err.textContent = e.message; }
+};
 
 let refreshing = null;
 async function refresh() {

@@ -26,6 +26,9 @@ public actor ConsolePhone {
     private var addresses: [String: DeviceAddress] = [:]
     /// The browser's video link of the answered call, if one was opened.
     private var video: (sessionId: String, devId: String, state: String)?
+    /// The stream the browser's link was asked for (offer: main; then the HD/SD button's
+    /// `resolution` messages, PROTOCOL.md 4).
+    private var videoStream: StreamType = .main
 
     /// - Parameter connection: the broker the devices use (the client id is made from the user id).
     public init(userId: String, connection: MQTTClientOptions, hub: EventHub, log: EventLog = EventLog(minimumLevel: .warning)) throws {
@@ -104,6 +107,7 @@ public actor ConsolePhone {
             "ringingFrom": phase == .ringingIncoming ? (ringingFrom.map(JSONValue.string) ?? .null) : .null,
             "lastCall": lastEnded.map(JSONViews.record) ?? .null,
             "video": .string(await videoState(session: session)),
+            "stream": .string(videoStream == .sub ? "sub" : "main"),
         ])
     }
 
@@ -157,6 +161,7 @@ public actor ConsolePhone {
         let offer = SignalMessage(header: SignalHeader(from: userId, to: devId, sessionId: sid),
                                   body: .offer(SignalOffer(sdp: offerSDP, streamType: .main, auth: auth)))
         video = (sid, devId, "negotiating")
+        videoStream = .main
         do {
             try await app.send(offer.envelope(t: WallClock.nowSeconds()), to: devId)
         } catch {
@@ -194,6 +199,21 @@ public actor ConsolePhone {
                                     body: .disconnect(SignalDisconnect(closeReason: 0)))
         try? await app.send(message.envelope(t: WallClock.nowSeconds()), to: v.devId)
         await app.mediaLink(up: false, sessionId: v.sessionId)
+    }
+
+    /// The HD/SD button: PROTOCOL.md 4 `resolution` on the browser's live link, as this user (the
+    /// one whose offer made it), switching the device's video to `stream`. No reply comes; the
+    /// browser sees the new size on the same track. 409 without a link.
+    public func switchStream(to stream: StreamType) async throws(ControlError) {
+        guard let v = video, v.state != "closed", v.state != "refused" else {
+            throw ControlError(status: 409, "the console phone has no video link to switch")
+        }
+        do {
+            try await app.switchStream(sessionId: v.sessionId, devId: v.devId, to: stream)
+        } catch {
+            throw ControlError(status: 502, "cannot send resolution to \(v.devId): \(error)")
+        }
+        videoStream = stream
     }
 
     public func answer() async throws(CallActionError) { try await app.answer() }

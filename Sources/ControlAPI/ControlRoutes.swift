@@ -208,6 +208,19 @@ struct ControlRoutes: Sendable {
             let answer = try await phone.openVideo(offerSDP: sdp)
             return json(.object(["sdp": .string(answer), "phone": await phone.state()]))
         })
+        add(.post, "/api/phone/video/resolution", { r, req, _ in
+            let phone = try r.consolePhone()
+            let body = try await RequestBody(bytes(req))
+            try body.only(["stream"])
+            let stream: StreamType
+            switch try body.string("stream") {
+            case "main": stream = .main
+            case "sub": stream = .sub
+            default: throw ControlError.badRequest("stream must be main or sub", field: "stream")
+            }
+            try await phone.switchStream(to: stream)
+            return json(await phone.state())
+        })
         add(.post, "/api/phone/video/close", { r, _, _ in
             let phone = try r.consolePhone()
             await phone.closeVideo()

@@ -78,6 +78,26 @@ public actor DeviceRegistry {
         fleetJournal?.close()
     }
 
+    /// After the devices have stopped (their event streams end): waits, at most `timeout`, until
+    /// every monitor has written the last events (the calls a shutdown ended) to the journal, then
+    /// closes the journals as `close` does.
+    public func finish(timeout: Duration) async {
+        let monitors = all.compactMap(\.monitorTask)
+        let (done, signal) = AsyncStream.makeStream(of: Void.self)
+        let drained = Task {
+            for monitor in monitors { await monitor.value }
+            signal.yield()
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            signal.yield()
+        }
+        for await _ in done { break }
+        timer.cancel()
+        drained.cancel()
+        await close()
+    }
+
     /// The Prometheus exposition for every device.
     public func metricsText() async -> String {
         var gauges: [ControlMetrics.DeviceGauges] = []
@@ -133,7 +153,7 @@ struct DeviceMonitor: Sendable {
                 }
             case .callEnded(let record):
                 await journal.record(ended: record, at: now)
-                metrics.callEnded(device: devId, outcome: record.outcome)
+                metrics.callEnded(device: devId, record: record)
                 callReceivedAt.removeValue(forKey: record.sessionId)
             case .connection, .ringing, .ringingStopped, .refused, .offerRefused:
                 break

@@ -1079,6 +1079,76 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/api/phone/video/resolution": {
+      "post": {
+        "summary": "The HD/SD button: switch the console phone's live video link between the device's main and sub stream (302 resolution to the device, PROTOCOL.md 4; no new offer)",
+        "tags": [
+          "console"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ResolutionRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Sent; the phone's state with the stream asked for",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PhoneState"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "Bad request; `field` names the field",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "No console phone",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "The console phone has no video link",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          },
+          "502": {
+            "description": "The message could not be sent to the device",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/api/phone/video/close": {
       "post": {
         "summary": "Close the console phone's video link (302 disconnect to the device); nothing to close is not an error",
@@ -1910,6 +1980,14 @@ enum OpenAPIDocument {
               "refused"
             ],
             "description": "The browser's live video link of the answered call: none, negotiating (offer sent), connecting (answer returned), up/lost (the device's view of the P2P link), closed (by either side), refused (the device sent disconnect)"
+          },
+          "stream": {
+            "type": "string",
+            "enum": [
+              "main",
+              "sub"
+            ],
+            "description": "The stream the browser's link shows: main after the offer, then what the HD/SD button asked for (302 resolution)"
           }
         },
         "required": [
@@ -1917,8 +1995,26 @@ enum OpenAPIDocument {
           "phase",
           "ringingFrom",
           "session",
+          "stream",
           "userId",
           "video"
+        ],
+        "additionalProperties": false
+      },
+      "ResolutionRequest": {
+        "type": "object",
+        "properties": {
+          "stream": {
+            "type": "string",
+            "enum": [
+              "main",
+              "sub"
+            ],
+            "description": "main (stream_type 0, HD) or sub (1, SD)"
+          }
+        },
+        "required": [
+          "stream"
         ],
         "additionalProperties": false
       },

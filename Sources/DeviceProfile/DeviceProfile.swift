@@ -16,6 +16,10 @@ public struct DeviceProfile: Sendable, Equatable {
     public var security: SecurityMode
     public var topics: TopicTemplates
     public var broker: Broker
+    /// Where the app's video goes (`display`; ScreenAndSound.swift). Default: counted only.
+    public var display: Display = .none
+    /// The device's own voice and where the app's audio goes (`audio`). Default: tone, counted only.
+    public var audio: Sound = Sound()
     /// The file this profile was loaded from (absent when parsed from a string without a name).
     public var sourcePath: String?
     /// Fields the loader read but ignored because they do not apply (an `answerDelay` with
@@ -136,6 +140,8 @@ extension DeviceProfile {
 
     public enum VideoCodec: String, Sendable, CaseIterable, Hashable {
         case h264 = "H264"
+        /// H.265 in fragmented MP4 over the `fmp4Stream` data channel (PROTOCOL.md 7).
+        case h265 = "H265"
     }
 
     public enum AudioCodec: String, Sendable, CaseIterable, Hashable {

@@ -5,7 +5,7 @@ import Yams
 extension DeviceProfile {
     /// The top-level sections of a profile, in the order the documentation lists them.
     public static let sectionNames = [
-        "identity", "capabilities", "behaviour", "timers", "camera", "security", "topics", "broker",
+        "identity", "capabilities", "behaviour", "timers", "camera", "display", "audio", "security", "topics", "broker",
     ]
 
     /// Reads and validates a profile file. Relative paths inside it (clip, TLS files) are relative
@@ -125,11 +125,16 @@ struct ProfileParser {
         }
         let topics = clean { self.topics(top) }
         let broker = clean { self.broker(top) }
+        let display = clean { self.display(top, capabilities: capabilities) }
+        let sound = clean { self.sound(top, capabilities: capabilities) }
         guard let identity, let capabilities, let behaviour, let timers, let camera, let security,
-              let topics, let broker
+              let topics, let broker, let display, let sound
         else { return nil }
-        return Profile(identity: identity, capabilities: capabilities, behaviour: behaviour, timers: timers,
-                       camera: camera, security: security, topics: topics, broker: broker)
+        var profile = Profile(identity: identity, capabilities: capabilities, behaviour: behaviour, timers: timers,
+                              camera: camera, security: security, topics: topics, broker: broker)
+        profile.display = display
+        profile.audio = sound
+        return profile
     }
 
     // MARK: identity
@@ -249,7 +254,7 @@ struct ProfileParser {
     func video(_ m: MappingReader) -> Profile.Video? {
         let codecs = m["codecs"].flatMap { n in
             diagnostics.uniqueList(
-                n, at: m.field("codecs"), expected: "a list of video codecs (H264)", allowEmpty: false,
+                n, at: m.field("codecs"), expected: "a list of video codecs (H264, H265)", allowEmpty: false,
                 item: { diagnostics.oneOf($0, at: $1, Profile.VideoCodec.allCases.map(\.rawValue))
                     .flatMap(Profile.VideoCodec.init(rawValue:)) },
                 describeItem: { $0.rawValue })

@@ -13,11 +13,14 @@ public actor Device {
     public nonisolated let profile: DeviceProfile
     public nonisolated let devId: String
     public nonisolated let topics: ResolvedTopics
-    nonisolated let client: MQTTClient
+    nonisolated let client: any MessageTransport
     nonisolated let log: EventLog
+    /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
+    public nonisolated let clock: any EngineClock
 
-    private var engine: DeviceCallEngine
-    private var timers: ScheduledTimers
+    /// The engine, its clock and its timers (CallRuntime's one engine host).
+    private var host: EngineHost<DeviceCallEngine>
+    private var engine: DeviceCallEngine { host.engine }
     private var opener: PayloadOpener
     private var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
@@ -26,7 +29,7 @@ public actor Device {
     private var ready = false
     private var callsEnded = 0
     private var lastCall: CallRecord?
-    private var observers: [UUID: AsyncStream<DeviceEvent>.Continuation] = [:]
+    private var observers = EventObservers<DeviceEvent>()
     private var pump: Task<Void, Never>?
     private var readyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
     private var nextWaiterToken: UInt64 = 0
@@ -34,6 +37,8 @@ public actor Device {
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
     private(set) var links: [String: P2PLink] = [:]
+    /// Where the links' video comes from.
+    nonisolated let feeds: VideoFeeds
     /// PROTOCOL.md 4: who may open, replace and close a link (sans-IO, CallEngine).
     private var linkRules: P2PLinkRules
     private var closedMedia = MediaTotals()
@@ -43,20 +48,33 @@ public actor Device {
     /// At most this many P2P links at once (live view may have several watchers) **[ours]**.
     public static let maxLinks = 8
 
-    /// Creates the device; `start()` connects it.
+    /// Creates the device on a new MQTT client; `start()` connects it.
     /// - Parameters:
     ///   - connection: where the broker is (host, port, TLS); the client id, credentials and last
     ///     will come from the profile.
     ///   - eventLoop: the MQTT loop to share (a fleet shares one; nil: the process-wide one).
     ///   - timers: the timer structure to share (a fleet shares one heap; nil: the process-wide one).
     public init(profile: DeviceProfile, connection: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil,
-                log: EventLog = EventLog(), timers: TimerScheduler? = nil) throws {
+                log: EventLog = EventLog(), timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
+                feeds: VideoFeeds = .shared) throws {
+        let client = try MQTTClient(options: Self.clientOptions(profile: profile, connection: connection), eventLoop: eventLoop)
+        try self.init(profile: profile, transport: client, log: log, timers: timers, clock: clock, feeds: feeds)
+    }
+
+    /// Creates the device on a transport of the caller's (issue 9: a unit test drives a device
+    /// without a broker; give it options made by `clientOptions`). Its P2P links take their video
+    /// from `feeds` (one capture and encoder per camera and stream size, shared; issue 11).
+    public init(profile: DeviceProfile, transport: any MessageTransport, log: EventLog = EventLog(),
+                timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
+                feeds: VideoFeeds = .shared) throws {
+        self.feeds = feeds
         self.profile = profile
         self.devId = profile.identity.devId
         self.topics = profile.resolvedTopics
         self.log = log
-        self.engine = DeviceCallEngine(config: DeviceEngineConfig(profile: profile))
-        self.timers = ScheduledTimers(scheduler: timers ?? .shared)
+        self.clock = clock
+        self.host = EngineHost(engine: DeviceCallEngine(config: DeviceEngineConfig(profile: profile)), clock: clock,
+                               scheduler: timers ?? .shared)
         self.linkRules = P2PLinkRules(device: P2PLinkRules.DeviceSecrets(
             devId: profile.identity.devId, p2pPassword: profile.identity.p2pPassword,
             localKey: profile.identity.localKey, liveView: profile.capabilities.liveView), maxLinks: Self.maxLinks)
@@ -64,17 +82,23 @@ public actor Device {
         self.opener = try PayloadOpener(mode: profile.security, localKey: key)
         self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)
         self.metaSealer = try PayloadSealer(mode: .plain, localKey: key, from: SealHeader.deviceFrom)
+        self.client = transport
+    }
 
+    /// The MQTT options of the profile's device on `connection`: client id, credentials, keep
+    /// alive and the retained offline last will (PROTOCOL.md 1).
+    public static func clientOptions(profile: DeviceProfile, connection: MQTTClientOptions) -> MQTTClientOptions {
         var options = connection
         options.clientID = profile.identity.devId
         options.username = options.username ?? profile.brokerUsername
         options.password = options.password ?? profile.broker.password
         options.keepAlive = profile.broker.keepAlive
-        options.will = MQTTWill(topic: topics.online, payload: Array(#"{"online":false}"#.utf8), qos: 1, retain: true)
+        options.will = MQTTWill(topic: profile.resolvedTopics.online, payload: Array(#"{"online":false}"#.utf8),
+                                qos: 1, retain: true)
         // Oversized payloads reach the wire decoder, which refuses them unread with a log line
         // (PROTOCOL.md 1); the transport's own limit only guards memory.
         options.maxInboundPayloadBytes = 1 << 20
-        self.client = try MQTTClient(options: options, eventLoop: eventLoop)
+        return options
     }
 
     // MARK: Lifecycle
@@ -140,11 +164,10 @@ public actor Device {
     public func stop(timeout: Duration = .milliseconds(1500)) async {
         guard !stopped else { return }
         stopped = true
-        run(engine.shutdown(now: WallClock.nowMs()))
-        timers.cancelAll()
+        run(host.shutdown())
         for sessionId in Array(links.keys) { closeLink(sessionId, notifyPeer: false) }
         if connected {
-            let offline = Array(#"{"online":false,"t":\#(WallClock.nowSeconds())}"#.utf8)
+            let offline = Array(#"{"online":false,"t":\#(clock.nowSeconds())}"#.utf8)
             try? await client.publishAndWaitForAck(topic: topics.online, payload: offline, qos: 1, retain: true,
                                                    timeout: timeout)
         }
@@ -152,8 +175,7 @@ public actor Device {
         client.close()
         pump?.cancel()
         resumeAllReadyWaiters(with: false)
-        for continuation in observers.values { continuation.finish() }
-        observers.removeAll()
+        observers.finishAll()
         log.log(.info, "stopped", device: devId)
     }
 
@@ -161,20 +183,12 @@ public actor Device {
 
     /// Every event from now on, in order. Finishes when the device stops.
     public func events() -> AsyncStream<DeviceEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self, bufferingPolicy: .unbounded)
-        let id = UUID()
-        observers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(id) }
-        }
-        return stream
+        observers.add { [weak self] id in Task { await self?.removeObserver(id) } }
     }
 
-    private func removeObserver(_ id: UUID) { observers.removeValue(forKey: id) }
+    private func removeObserver(_ id: UInt64) { observers.remove(id) }
 
-    func emit(_ event: DeviceEvent) {
-        for continuation in observers.values { continuation.yield(event) }
-    }
+    func emit(_ event: DeviceEvent) { observers.emit(event) }
 
     public var status: DeviceStatus {
         DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
@@ -220,13 +234,12 @@ public actor Device {
     public func setActingBusy(_ busy: Bool) throws(CallActionError) { try perform(.setActingBusy(busy)) }
 
     private func perform(_ action: LocalAction) throws(CallActionError) {
-        run(try engine.perform(action, now: WallClock.nowMs()))
+        run(try host.perform(action, fire: timerFire))
     }
 
     /// The media link of the answered session came up or went down (fed by the WebRTC layer).
     public func mediaLink(up: Bool, sessionId: String) {
-        let now = WallClock.nowMs()
-        run(up ? engine.mediaLinkUp(sessionId: sessionId, now: now) : engine.mediaLinkDown(sessionId: sessionId, now: now))
+        feed(up ? .mediaLinkUp(sessionId: sessionId) : .mediaLinkDown(sessionId: sessionId))
     }
 
     // MARK: Receiving
@@ -271,9 +284,9 @@ public actor Device {
     /// PROTOCOL.md 1 and 5: retained meta (always plain) and retained online status.
     private func publishPresence() {
         do {
-            let meta = try metaSealer.seal(profile.meta.envelope(t: WallClock.nowSeconds()))
+            let meta = try metaSealer.seal(profile.meta.envelope(t: clock.nowSeconds()))
             try client.publish(topic: topics.meta, payload: meta, qos: 1, retain: true)
-            let online = Array(#"{"online":true,"t":\#(WallClock.nowSeconds())}"#.utf8)
+            let online = Array(#"{"online":true,"t":\#(clock.nowSeconds())}"#.utf8)
             try client.publish(topic: topics.online, payload: online, qos: 1, retain: true)
         } catch {
             log.log(.error, "could not publish presence", device: devId, fields: [("why", "\(error)")])
@@ -285,14 +298,14 @@ public actor Device {
     func receive(payload: [UInt8]) {
         let inbound: InboundMessage
         do {
-            inbound = try opener.openMessage(payload, nowSeconds: WallClock.nowSeconds()).message
+            inbound = try opener.openMessage(payload, nowSeconds: clock.nowSeconds()).message
         } catch {
             refuse("dropped \(payload.count)-byte message: \(error)", kind: RefusalLog.Kind(error))
             return
         }
         switch inbound {
         case .call(let message):
-            let effects = engine.receive(message, now: WallClock.nowMs())
+            let effects = host.handle(.received(message), fire: timerFire)
             // A refused event (and the `stop` that answers it) logs at debug: its refusal line is
             // the rate-limited one, so a flood of them cannot flood the log (issue 10).
             let refused = effects.contains { if case .refused = $0 { true } else { false } }
@@ -301,7 +314,7 @@ public actor Device {
             run(effects, quiet: refused)
         case .abilityQuery(let query):
             log.log(.info, "<- ability_query", device: devId, fields: [("from", query.curId), ("reqId", query.reqId)])
-            publish(profile.meta.answering(query).envelope(t: WallClock.nowSeconds()), what: "ability")
+            publish(profile.meta.answering(query).envelope(t: clock.nowSeconds()), what: "ability")
         case .signal(let signal):
             receiveSignal(signal)
         case .abilityAnswer:
@@ -311,7 +324,7 @@ public actor Device {
 
     /// Counts and reports a refused message; its log line is rate-limited (the count never is).
     func refuse(_ why: String, kind: RefusalLog.Kind) {
-        let (write, suppressed) = refusals.record(kind, nowMs: WallClock.nowMs())
+        let (write, suppressed) = refusals.record(kind, nowMs: clock.nowMs())
         if write {
             log.log(.warning, why, device: devId,
                     fields: suppressed > 0 ? [("suppressed", "\(suppressed) refusal lines since the last one")] : [])
@@ -372,14 +385,14 @@ public actor Device {
         }
         let link: P2PLink
         do {
-            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h))
+            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h), feeds: feeds)
             try link.start()
         } catch {
             linkRules.closed(sessionId: h.sessionId)
             log.log(.error, "cannot open the P2P link", device: devId, fields: [("session", h.sessionId), ("why", "\(error)")])
             var reply = h.reply()
             reply.from = devId
-            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 2))).envelope(t: WallClock.nowSeconds()),
+            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 2))).envelope(t: clock.nowSeconds()),
                     what: "disconnect")
             return
         }
@@ -403,16 +416,21 @@ public actor Device {
         reply.from = devId
         switch signal {
         case .answer(let sdp):
-            publish(SignalMessage(header: reply, body: .answer(SignalAnswer(sdp: sdp))).envelope(t: WallClock.nowSeconds()),
+            publish(SignalMessage(header: reply, body: .answer(SignalAnswer(sdp: sdp))).envelope(t: clock.nowSeconds()),
                     what: "answer")
             log.log(.info, "-> 302 answer", device: devId, fields: [("session", link.sessionId), ("to", reply.to)])
         case .candidate(let line, let index):
             let candidate = IPCWire.ICECandidate(candidate: line, sdpMLineIndex: index)
-            publish(SignalMessage(header: reply, body: .candidate(candidate)).envelope(t: WallClock.nowSeconds()),
+            publish(SignalMessage(header: reply, body: .candidate(candidate)).envelope(t: clock.nowSeconds()),
                     what: "candidate")
         case .up:
             log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
             mediaLink(up: true, sessionId: link.sessionId)
+        case .outputProblem(let why):
+            log.log(.warning, "screen or sound output unavailable, the link goes on without it", device: devId,
+                    fields: [("session", link.sessionId), ("why", why)])
+        case .note(let text):
+            log.log(.info, text, device: devId, fields: [("session", link.sessionId)])
         case .lost(let why):
             log.log(.warning, "P2P link lost", device: devId, fields: [("session", link.sessionId), ("why", why)])
             closeLink(link.sessionId, notifyPeer: false)
@@ -436,7 +454,7 @@ public actor Device {
         if notifyPeer, connected {
             var reply = link.offerHeader.reply()
             reply.from = devId
-            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 0))).envelope(t: WallClock.nowSeconds()),
+            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 0))).envelope(t: clock.nowSeconds()),
                     what: "disconnect")
         }
         log.log(.info, "P2P link closed", device: devId, fields: [("session", sessionId)])
@@ -480,21 +498,24 @@ public actor Device {
     /// An offer refused: counted, logged, observed, and the sender gets `disconnect` with
     /// `closeReason`; nothing else changes (PROTOCOL.md 4).
     func refuseOffer(_ h: SignalHeader, why: String, what: String, closeReason: Int64) {
-        _ = refusals.record(.signal, nowMs: WallClock.nowMs())
+        _ = refusals.record(.signal, nowMs: clock.nowMs())
         log.log(.warning, "-> disconnect (\(what))", device: devId,
                 fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
         emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
         var reply = h.reply()
         reply.from = devId
         let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: closeReason)))
-        publish(message.envelope(t: WallClock.nowSeconds()), what: "disconnect")
+        publish(message.envelope(t: clock.nowSeconds()), what: "disconnect")
     }
 
     // MARK: Carrying out the engine's effects
 
-    private func timerFired(_ timer: CallTimer) {
-        timers.fired(timer)
-        run(engine.timerFired(timer, now: WallClock.nowMs()))
+    /// Feeds one input to the engine (through the host, which keeps the timers).
+    private func feed(_ input: CallInput) { run(host.handle(input, fire: timerFire)) }
+
+    /// What a due timer calls, on the scheduler's thread: back onto this actor.
+    private nonisolated var timerFire: @Sendable (CallTimer) -> Void {
+        { [weak self] timer in Task { await self?.feed(.timerFired(timer)) } }
     }
 
     private func run(_ effects: [CallEffect], quiet: Bool = false) {
@@ -506,17 +527,13 @@ public actor Device {
                     continue
                 }
                 log.callEvent(.outbound, message, device: devId, level: quiet ? .debug : .info)
-                publish(message.envelope(t: WallClock.nowSeconds()), what: message.event.rawValue)
+                publish(message.envelope(t: clock.nowSeconds()), what: message.event.rawValue)
                 emit(.sent(message))
-            case .armTimer(let timer, let at):
-                timers.arm(timer, atMs: at, nowMs: WallClock.nowMs()) { [weak self] timer in
-                    Task { await self?.timerFired(timer) }
-                }
-            case .cancelTimer(let timer):
-                timers.cancel(timer)
+            case .armTimer, .cancelTimer:
+                break  // the host keeps the timers
             case .startRinging(let sessionId):
                 log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
-                P2PLink.prepare(profile: profile, for: .seconds(30))
+                P2PLink.prepare(profile: profile, for: .seconds(30), feeds: feeds)
                 emit(.ringing(sessionId: sessionId))
             case .stopRinging(let sessionId):
                 emit(.ringingStopped(sessionId: sessionId))

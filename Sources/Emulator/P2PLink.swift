@@ -10,6 +10,10 @@ enum P2PLinkSignal: Sendable {
     case candidate(line: String, mLineIndex: Int)
     case up
     case lost(String)
+    /// The device's screen or sound could not do its part (the link goes on without it).
+    case outputProblem(String)
+    /// Something worth a log line (the `fmp4Stream` channel's progress and refusals).
+    case note(String)
 }
 
 /// One P2P media link of a device (PROTOCOL.md 4): a webrtcbin answerer that sends the shared
@@ -36,6 +40,11 @@ final class P2PLink: @unchecked Sendable {
     private var stream: StreamType
     private var closed = false
     private var connected = false
+    /// The `fmp4Stream` data channel's stream (PROTOCOL.md 7), once the app opened it.
+    private var hevc: HEVCChannelStream?
+    /// Whether the answer has an RTP video track (an app that takes HEVC over the data channel
+    /// may offer none: then no H.264 feed is used).
+    private let sendsRTPVideo: Bool
 
     /// One subscription to one feed.
     private final class Route: @unchecked Sendable {
@@ -83,8 +92,13 @@ final class P2PLink: @unchecked Sendable {
                 default: break
                 }
             },
-            keyFrameRequested: { box.link?.peerAskedForKeyFrame() })
-        answerer = try WebRTCAnswerer(offer: offer.sdp, media: media, options: options, events: events)
+            keyFrameRequested: { box.link?.peerAskedForKeyFrame() },
+            outputProblem: { continuation.yield(.outputProblem($0)) },
+            dataChannel: { channel in box.link?.dataChannelOpened(channel) })
+        answerer = try WebRTCAnswerer(
+            offer: offer.sdp, media: media, options: options,
+            devices: LocalMediaDevices(profile: profile, sessionId: header.sessionId), events: events)
+        sendsRTPVideo = answerer.plan.videoPayload != nil
         box.link = self
     }
 
@@ -120,9 +134,11 @@ final class P2PLink: @unchecked Sendable {
     func start() throws {
         if liveView { LiveViewSlots.shared.take() }
         do {
-            let route = try makeRoute(stream: stream)
-            lock.withLock { active = route }
-            subscribe(route)
+            if sendsRTPVideo {
+                let route = try makeRoute(stream: stream)
+                lock.withLock { active = route }
+                subscribe(route)
+            }
             try answerer.start()
         } catch {
             close()
@@ -148,6 +164,11 @@ final class P2PLink: @unchecked Sendable {
             return false
         }
         if same { return false }
+        lock.withLock { hevc }?.switchStream(to: target)
+        guard sendsRTPVideo else {
+            lock.withLock { stream = target }
+            return true
+        }
         let route = try makeRoute(stream: target)
         let replaced: Route?? = lock.withLock {
             guard !closed else { return nil }
@@ -204,6 +225,34 @@ final class P2PLink: @unchecked Sendable {
         feeds.release(route.feed)
     }
 
+    /// PROTOCOL.md 7: a data channel the app opened. `fmp4Stream` on a profile that lists H265
+    /// streams HEVC over it; any other channel is left alone.
+    fileprivate func dataChannelOpened(_ channel: WebRTCDataChannel) {
+        guard channel.label == FMP4ControlMessage.channelLabel else {
+            continuation.yield(.note("ignored the app's data channel '\(channel.label)'"))
+            return
+        }
+        guard profile.capabilities.video?.codecs.contains(.h265) == true else {
+            continuation.yield(.note("the app opened fmp4Stream, but the profile's video codecs do not include H265: ignored"))
+            return
+        }
+        let continuation = self.continuation
+        let stream = HEVCChannelStream(
+            channel: channel, profile: profile, stream: streamType, feeds: feeds,
+            note: { text in continuation.yield(.note(text)) })
+        let old: HEVCChannelStream?? = lock.withLock {
+            guard !closed else { return nil }
+            defer { hevc = stream }
+            return .some(hevc)
+        }
+        guard let old else { return }
+        old?.close()
+        stream.start()
+    }
+
+    /// The `fmp4Stream` counters, when the app opened that channel.
+    var hevcStats: HEVCChannelStream.Statistics? { lock.withLock { hevc }?.stats }
+
     fileprivate func peerAskedForKeyFrame() {
         lock.withLock { active }?.feed.fanOut.requestKeyFrame()
     }
@@ -230,6 +279,7 @@ final class P2PLink: @unchecked Sendable {
         }
         guard first else { return }
         for route in routes { drop(route) }
+        lock.withLock { hevc }?.close()
         if liveView { LiveViewSlots.shared.give() }
         answerer.close()
         continuation.finish()

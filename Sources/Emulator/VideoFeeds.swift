@@ -8,8 +8,9 @@ import WebRTCLink
 /// however many links (live view and a call) stream it; a clip or an H.264 camera is passed
 /// through from its one reader. A feed nobody uses lingers a little (a call that follows finds it
 /// warm), then stops, and its capture with it when that was the last user.
-final class VideoFeeds: @unchecked Sendable {
-    static let shared = VideoFeeds()
+public final class VideoFeeds: @unchecked Sendable {
+    /// The process's feeds (what every device uses unless it is given others).
+    public static let shared = VideoFeeds()
 
     /// How long a feed runs on after its last user left.
     var linger: Duration {
@@ -30,13 +31,21 @@ final class VideoFeeds: @unchecked Sendable {
     private var captures: [String: Capture] = [:]
     private var feeds: [String: Feed] = [:]
 
-    init() {}
+    /// The driver V4L2 cameras are opened through (`.system`; a test gives the fake driver).
+    private let v4l2Driver: V4L2Driver
+
+    /// Feeds of their own (a test: its cameras behind a fake V4L2 driver, counts it owns).
+    public init(v4l2Driver: V4L2Driver = .system) {
+        self.v4l2Driver = v4l2Driver
+    }
 
     /// A running feed of `camera` sent at `output` (the size an encoder makes; ignored when the
     /// camera delivers H.264). Balance with `release`.
-    func acquire(camera: CameraConfig, output: VideoFormat) throws(CameraError) -> Feed {
+    /// `codec` .h265: the feed for the `fmp4Stream` data channel (PROTOCOL.md 7), its own encoder
+    /// on the same capture.
+    func acquire(camera: CameraConfig, output: VideoFormat, codec: SharedVideoCodec = .h264) throws(CameraError) -> Feed {
         let captureKey = Self.captureKey(camera)
-        let feedKey = "\(captureKey)|out \(output.width)x\(output.height)@\(output.fps)"
+        let feedKey = "\(captureKey)|out \(output.width)x\(output.height)@\(output.fps)" + (codec == .h264 ? "" : " \(codec)")
         lock.lock()
         defer { lock.unlock() }
         if let feed = feeds[feedKey] {
@@ -48,11 +57,11 @@ final class VideoFeeds: @unchecked Sendable {
         if let existing = captures[captureKey] {
             capture = existing
         } else {
-            capture = Capture(key: captureKey, source: try camera.makeSource())
+            capture = Capture(key: captureKey, source: try camera.makeSource(v4l2Driver: v4l2Driver))
             try capture.start()
             captures[captureKey] = capture
         }
-        let feed = Feed(key: feedKey, output: output, capture: capture)
+        let feed = Feed(key: feedKey, output: output, capture: capture, codec: codec)
         feed.users = 1
         feeds[feedKey] = feed
         capture.attach(feed)
@@ -140,6 +149,7 @@ final class VideoFeeds: @unchecked Sendable {
         let key: String
         let output: VideoFormat
         let capture: Capture
+        let codec: SharedVideoCodec
         let fanOut: VideoFanOut
         // Guarded by VideoFeeds.lock.
         var users = 0
@@ -152,7 +162,8 @@ final class VideoFeeds: @unchecked Sendable {
         private var stopped = false
         private var framesTaken = 0
 
-        init(key: String, output: VideoFormat, capture: Capture) {
+        init(key: String, output: VideoFormat, capture: Capture, codec: SharedVideoCodec = .h264) {
+            self.codec = codec
             self.key = key
             self.output = output
             self.capture = capture
@@ -170,6 +181,10 @@ final class VideoFeeds: @unchecked Sendable {
 
         /// One frame from the capture (its thread).
         func take(_ frame: Frame) {
+            if frame.format == .h264, codec == .h265 {
+                lock.withLock { if failure == nil { failure = "H.265 from an H.264 camera or clip is not supported (no transcoding)" } }
+                return
+            }
             if frame.format == .h264 {
                 lock.withLock { framesTaken += 1 }
                 frame.bytes.withUnsafeBytes { fanOut.deliver($0, isKeyFrame: frame.isKeyFrame) }
@@ -204,7 +219,7 @@ final class VideoFeeds: @unchecked Sendable {
             old?.stop()
             guard lock.withLock({ !stopped && encoder == nil && failure == nil }) else { return nil }
             do {
-                let made = try SharedH264Encoder(video: output, input: input, output: fanOut)
+                let made = try SharedH264Encoder(video: output, input: input, output: fanOut, codec: codec)
                 try made.start()
                 let keep: Bool = lock.withLock {
                     guard !stopped, encoderInput == input else { return false }

@@ -25,19 +25,29 @@ public struct LinkEvents: Sendable {
     /// The peer asked for a key frame of the video this side sends (RTCP PLI/FIR), when that video
     /// comes from outside (`VideoInput.h264AccessUnits`: a shared encoder must make it).
     public var keyFrameRequested: (@Sendable () -> Void)?
+    /// An output of the device's screen or sound (`LocalMediaDevices`) could not open or failed;
+    /// the link goes on without it. The text says which and why.
+    public var outputProblem: (@Sendable (String) -> Void)?
+    /// A data channel: one the peer opened (answerer), or one this side asked for with
+    /// `OfferConfiguration.dataChannels` (offerer). Set its handlers at once (PROTOCOL.md 7).
+    public var dataChannel: (@Sendable (WebRTCDataChannel) -> Void)?
 
     public init(
         localDescription: @escaping @Sendable (String) -> Void,
         localCandidate: @escaping @Sendable (ICECandidate) -> Void,
         stateChanged: @escaping @Sendable (LinkState) -> Void = { _ in },
         videoFrame: (@Sendable (DecodedVideoFrame) -> Void)? = nil,
-        keyFrameRequested: (@Sendable () -> Void)? = nil
+        keyFrameRequested: (@Sendable () -> Void)? = nil,
+        outputProblem: (@Sendable (String) -> Void)? = nil,
+        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil
     ) {
+        self.dataChannel = dataChannel
         self.localDescription = localDescription
         self.localCandidate = localCandidate
         self.stateChanged = stateChanged
         self.videoFrame = videoFrame
         self.keyFrameRequested = keyFrameRequested
+        self.outputProblem = outputProblem
     }
 }
 
@@ -108,11 +118,23 @@ final class PeerCore: @unchecked Sendable {
     /// Received H.264 is decoded; false: only depayloaded and counted.
     private let decodesVideo: Bool
     private var lastAccessUnitUnixNanos: Int64 = 0
+    /// Where received video and audio go besides being counted (ReceiveOutputs.swift).
+    private let devices: LocalMediaDevices
+    /// Receive bins with guarded output branches (entry element names), finished before teardown.
+    private var outputBranches: [(bin: OpaquePointer, entry: String)] = []
+    private var outputFailuresReported: Set<String> = []
+
+    /// Data channels the offerer creates before its offer (so that it has an m=application line).
+    private let dataChannelLabels: [String]
 
     init(
         options: LinkOptions, events: LinkEvents, negotiation: Negotiation, decodesVideo: Bool = true,
+        devices: LocalMediaDevices = LocalMediaDevices(),
+        dataChannelLabels: [String] = [],
         editLocalDescription: @escaping @Sendable (String) -> String = { $0 }
     ) {
+        self.devices = devices
+        self.dataChannelLabels = dataChannelLabels
         self.decodesVideo = decodesVideo
         self.options = options
         self.events = events
@@ -197,6 +219,14 @@ final class PeerCore: @unchecked Sendable {
             throw .pipeline("the pipeline refused to play (a missing element or device?)")
         }
         lock.withLock { playing = true }
+        if let report = events.dataChannel {
+            for label in dataChannelLabels {
+                guard let channel = cgw_webrtc_create_data_channel(webrtc, label, true) else {
+                    throw .pipeline("webrtcbin could not create the data channel '\(label)' (no SCTP elements?)")
+                }
+                report(WebRTCDataChannel(taking: channel, label: label))
+            }
+        }
         // Negotiation starts only once everything plays (webrtcbin adds transport elements then).
         if case .offer = negotiation { negotiationNeeded() }
         if case .answer(let offer) = negotiation {
@@ -237,6 +267,10 @@ final class PeerCore: @unchecked Sendable {
         handlers.append(cgw_connect_connection_state(webrtc, onPeerConnectionState, CoreReference.retained(self), releaseCoreReference))
         handlers.append(cgw_connect_ice_gathering_state(webrtc, onGatheringState, CoreReference.retained(self), releaseCoreReference))
         handlers.append(cgw_connect_pad_added(webrtc, onPadAdded, CoreReference.retained(self), releaseCoreReference))
+        if let report = events.dataChannel {
+            let sink = Unmanaged.passRetained(DataChannelSink(report: report)).toOpaque()
+            handlers.append(cgw_connect_data_channel(webrtc, onPeerDataChannel, sink, releaseDataChannelSink))
+        }
         if case .offer = negotiation {
             handlers.append(cgw_connect_negotiation_needed(webrtc, onNegotiationNeeded, CoreReference.retained(self), releaseCoreReference))
         }
@@ -381,7 +415,14 @@ final class PeerCore: @unchecked Sendable {
     }
 
     fileprivate func busMessage(kind: Int32, source: String, text: String) {
-        if kind == Int32(CGW_BUS_ERROR) { fail(.pipelineError("\(source): \(text)")) }
+        guard kind == Int32(CGW_BUS_ERROR) else { return }
+        if OutputDescriptions.isOutputElement(source) {
+            // A display or playback sink failed: its branch stops (guarded), the call goes on.
+            let first = lock.withLock { outputFailuresReported.insert(source).inserted }
+            if first { events.outputProblem?("\(source) failed: \(text)") }
+            return
+        }
+        fail(.pipelineError("\(source): \(text)"))
     }
 
     private func fail(_ reason: LinkLossReason) { transition(to: .lost(reason)) }
@@ -438,11 +479,23 @@ final class PeerCore: @unchecked Sendable {
     fileprivate func padAdded(pad: OpaquePointer, media: String, encoding: String) {
         guard let pipeline = livePipeline() else { return }
         let countOnly = !decodesVideo && media == "video" && encoding.uppercased() == "H264"
+        let outputs = countOnly ? nil : OutputDescriptions.receiveBranch(media: media, encoding: encoding, devices: devices)
+        for problem in outputs?.problems ?? [] { events.outputProblem?(problem) }
         let description = countOnly ? PipelineDescriptions.countingH264Branch
-            : PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
+            : outputs?.description
+            ?? PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
         var error: UnsafeMutablePointer<CChar>?
         guard let bin = cgw_bin_new_from_description(description, &error) else {
             return fail(.pipelineError("receive branch for \(media)/\(encoding): \(takeCString(error))"))
+        }
+        for (element, property, value) in outputs?.properties ?? [] {
+            if let child = cgw_bin_get_child(bin, element) {
+                _ = cgw_object_set_string(UnsafeMutableRawPointer(child), property, value)
+                cgw_element_unref(child)
+            }
+        }
+        for entry in outputs?.entries ?? [] where cgw_output_guard(bin, entry) {
+            lock.withLock { outputBranches.append((bin, entry)) }
         }
         if let sink = cgw_bin_get_child(bin, "frames") {
             _ = cgw_appsink_on_video_frame(sink, onVideoFrame, CoreReference.retained(self), releaseCoreReference)
@@ -612,6 +665,10 @@ final class PeerCore: @unchecked Sendable {
         if let webrtc { for handler in handlers { cgw_signal_disconnect(UnsafeMutableRawPointer(webrtc), handler) } }
         if let transport { cgw_signal_disconnect(transport, dtls) }
         if let appsrc { cgw_appsrc_end_of_stream(appsrc) }
+        // A recording writes its index (the end-of-stream reaches its sink) before the pipeline stops.
+        for (bin, entry) in lock.withLock({ outputBranches }) where !cgw_output_failed(bin, entry) {
+            if !cgw_output_finish(bin, entry, 3000) { events.outputProblem?("\(entry) did not finish within 3 s") }
+        }
         if let pipeline { cgw_pipeline_stop(pipeline) }
         let report: Bool = lock.withLock {
             defer { state = .closed }

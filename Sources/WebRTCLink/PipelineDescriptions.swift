@@ -91,6 +91,15 @@ enum PipelineDescriptions {
                 + " leaky-type=upstream caps=\"\(format.caps(width: width, height: height, fps: video.fps))\""
                 + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
         }
+        if encoderFactory == "x265enc" {
+            // PROTOCOL.md 7: H.265 for the fmp4Stream data channel; VPS/SPS/PPS before every key
+            // frame (the fMP4 writer builds its hvcC from them).
+            let keyInterval = max(1, video.fps * max(1, keyFrameIntervalSeconds))
+            return source + " ! x265enc name=videoencoded tune=zerolatency speed-preset=ultrafast"
+                + " key-int-max=\(keyInterval) bitrate=\(bitrateKbps) option-string=\"repeat-headers=1:bframes=0\""
+                + " ! h265parse config-interval=-1 ! video/x-h265,stream-format=byte-stream,alignment=au"
+                + " ! appsink name=encoded sync=false async=false max-buffers=8 drop=false"
+        }
         let parse = encoderFactory == "v4l2h264enc" ? "" : " ! h264parse config-interval=-1"
         return source + " ! " + encode + parse
             + " ! video/x-h264,stream-format=byte-stream,alignment=au"
@@ -102,9 +111,10 @@ enum PipelineDescriptions {
             + " ! application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000"
     }
 
-    /// A 440 Hz tone, PCMA at 8 kHz or Opus, ending in webrtcbin's next sink pad.
-    static func audioSend(codec: AudioCodec, payloadType: Int) -> String {
-        let tone = "audiotestsrc is-live=true wave=sine freq=440 volume=0.2 ! audioconvert ! audioresample"
+    /// A 440 Hz tone (or `source`, a microphone), PCMA at 8 kHz or Opus, ending in webrtcbin's
+    /// next sink pad.
+    static func audioSend(codec: AudioCodec, payloadType: Int, source: String? = nil) -> String {
+        let tone = (source ?? "audiotestsrc is-live=true wave=sine freq=440 volume=0.2") + " ! audioconvert ! audioresample"
         switch codec {
         case .pcma:
             return tone + " ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay pt=\(payloadType)"

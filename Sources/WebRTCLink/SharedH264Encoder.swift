@@ -7,6 +7,13 @@
 import CGstWebRTC
 import Foundation
 
+/// The codec a shared encoder makes: H.264 for RTP (PROTOCOL.md 4), H.265 for the `fmp4Stream`
+/// data channel (PROTOCOL.md 7).
+public enum SharedVideoCodec: String, Sendable, Hashable {
+    case h264
+    case h265
+}
+
 public final class SharedH264Encoder: @unchecked Sendable {
     /// What comes in.
     public enum Input: Sendable, Hashable {
@@ -30,7 +37,7 @@ public final class SharedH264Encoder: @unchecked Sendable {
 
     public let video: VideoFormat
     public let input: Input
-    /// The H.264 encoder element ("x264enc", "v4l2h264enc").
+    /// The encoder element ("x264enc", "v4l2h264enc"; "x265enc" for H.265).
     public let encoderFactory: String
     /// Where the access units go.
     public let fanOut: VideoFanOut
@@ -47,13 +54,18 @@ public final class SharedH264Encoder: @unchecked Sendable {
     public init(
         video: VideoFormat, input: Input, encoder: H264EncoderChoice = .automatic, bitrateKbps: Int? = nil,
         keyFrameIntervalSeconds: Int = 2, minimumKeyFrameSpacing: Duration = .milliseconds(250),
-        output: VideoFanOut? = nil
+        output: VideoFanOut? = nil, codec: SharedVideoCodec = .h264
     ) throws(WebRTCLinkError) {
         try GStreamerRuntime.start()
         self.video = video
         self.input = input
-        encoderFactory = PipelineDescriptions.encoderFactory(
-            for: encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
+        if codec == .h265 {
+            guard GStreamerRuntime.hasElement("x265enc") else { throw .gstreamerUnavailable("x265enc (gst-plugins-ugly) is missing") }
+            encoderFactory = "x265enc"
+        } else {
+            encoderFactory = PipelineDescriptions.encoderFactory(
+                for: encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
+        }
         description = PipelineDescriptions.sharedEncoder(
             video: video, input: input, encoderFactory: encoderFactory,
             bitrateKbps: bitrateKbps ?? PipelineDescriptions.defaultBitrateKbps(video),

@@ -68,13 +68,19 @@ public final class WebRTCAnswerer: Sendable {
     public let media: SendMedia
     /// The H.264 encoder element in use ("x264enc", "v4l2h264enc"), or nil for pass-through.
     public let encoderFactory: String?
+    /// The device's screen and sound: where the app's video and audio go, where its voice comes from.
+    public let devices: LocalMediaDevices
     private let core: PeerCore
     private let offer: String
 
-    public init(offer: String, media: SendMedia, options: LinkOptions = LinkOptions(), events: LinkEvents) throws(WebRTCLinkError) {
+    public init(
+        offer: String, media: SendMedia, options: LinkOptions = LinkOptions(), devices: LocalMediaDevices = LocalMediaDevices(),
+        events: LinkEvents
+    ) throws(WebRTCLinkError) {
         plan = try AnswerPlan(offer: offer, sendsAudio: media.sendsAudio)
         self.media = media
         self.offer = offer
+        self.devices = devices
         if media.videoInput == .h264AccessUnits {
             encoderFactory = nil
         } else {
@@ -83,7 +89,7 @@ public final class WebRTCAnswerer: Sendable {
                 for: media.encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
         }
         let plan = self.plan
-        core = PeerCore(options: options, events: events, negotiation: .answer(offer: offer)) { answer in
+        core = PeerCore(options: options, events: events, negotiation: .answer(offer: offer), devices: devices) { answer in
             // webrtcbin 1.22 leaves profile-level-id out of the answer's H.264 fmtp (the encoder's
             // SPS says 42c0xx, the offer 42e0xx: both constrained baseline). State it.
             guard let video = plan.videoPayload else { return answer }
@@ -106,7 +112,9 @@ public final class WebRTCAnswerer: Sendable {
                 target: .existing(transceivers.count), direction: plan.receivesVideo ? .sendrecv : .sendonly, caps: nil))
         }
         if let codec = plan.audioCodec, let pt = plan.audioPayloadType {
-            parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: pt))
+            let (source, problem) = OutputDescriptions.audioSource(devices.audioSource)
+            if let problem { core.events.outputProblem?(problem) }
+            parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: pt, source: source))
             transceivers.append(TransceiverSetup(
                 target: .existing(transceivers.count), direction: plan.receivesAudio ? .sendrecv : .sendonly, caps: nil))
         }

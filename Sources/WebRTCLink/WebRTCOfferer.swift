@@ -13,11 +13,28 @@ public struct OfferConfiguration: Sendable, Hashable {
     /// only depayloaded and counted (`LinkStatistics.videoAccessUnitsReceived`), which is what a
     /// benchmark with many streams on one machine can afford.
     public var decodesVideo: Bool
+    /// With `sendsVideo`: the caller pushes each I420 frame (`WebRTCOfferer.pushVideoFrame`, e.g.
+    /// the stamped test pattern of PROTOCOL.md 6) instead of GStreamer's own moving pattern.
+    public var sendsPushedFrames: Bool
+    /// The audio m-line is sendrecv and carries a 440 Hz tone in the first of `audioCodecs`
+    /// (two-way: the caller's voice, which a device may play on its speaker).
+    public var sendsAudio: Bool
+    /// Offer an RTP video m-line (false: audio and data channels only, as an app that takes the
+    /// device's HEVC over `fmp4Stream` may do; PROTOCOL.md 7).
+    public var receivesRTPVideo: Bool
+    /// Data channels to open (ordered), each reported through `LinkEvents.dataChannel`; the offer
+    /// then has an `m=application ... webrtc-datachannel` section.
+    public var dataChannels: [String]
 
     public init(
         audioCodecs: [AudioCodec] = [.pcma, .opus], sendsVideo: VideoFormat? = nil, videoPayloadType: Int = 96,
-        decodesVideo: Bool = true
+        decodesVideo: Bool = true, sendsPushedFrames: Bool = false, sendsAudio: Bool = false,
+        receivesRTPVideo: Bool = true, dataChannels: [String] = []
     ) {
+        self.sendsPushedFrames = sendsPushedFrames
+        self.sendsAudio = sendsAudio
+        self.receivesRTPVideo = receivesRTPVideo
+        self.dataChannels = dataChannels
         self.audioCodecs = audioCodecs
         self.sendsVideo = sendsVideo
         self.videoPayloadType = videoPayloadType
@@ -37,7 +54,8 @@ public final class WebRTCOfferer: Sendable {
     public init(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = LinkOptions(), events: LinkEvents) {
         self.configuration = configuration
         let pt = configuration.videoPayloadType
-        core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo) { offer in
+        core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo,
+                        dataChannelLabels: configuration.dataChannels) { offer in
             // When the app sends video too, its transceiver's caps cannot name a profile-level-id
             // (x264's SPS says 42c0xx and webrtcbin would refuse the stream): state it here.
             SDPEditing.settingH264ProfileLevelID(in: offer, payloadType: pt, profileLevelID: "42e01f")
@@ -52,17 +70,25 @@ public final class WebRTCOfferer: Sendable {
         let pt = configuration.videoPayloadType
         if let video = configuration.sendsVideo {
             try GStreamerRuntime.start()
-            let media = SendMedia(video: video, videoInput: .testPattern, encoder: .software, sendsAudio: false)
+            let media = SendMedia(
+                video: video, videoInput: configuration.sendsPushedFrames ? .rawFrames : .testPattern, encoder: .software,
+                sendsAudio: false)
             parts.append(PipelineDescriptions.videoSend(media: media, payloadType: pt, encoderFactory: "x264enc"))
             transceivers.append(TransceiverSetup(
                 target: .existing(0), direction: .sendrecv,
                 caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: false)))
-        } else {
+        } else if configuration.receivesRTPVideo {
             transceivers.append(TransceiverSetup(
                 target: .added, direction: .recvonly,
                 caps: PipelineDescriptions.offerVideoCaps(payloadType: pt, statingProfile: true)))
         }
-        if !configuration.audioCodecs.isEmpty {
+        if configuration.sendsAudio, let codec = configuration.audioCodecs.first {
+            try GStreamerRuntime.start()
+            parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: codec == .pcma ? 8 : 111))
+            transceivers.append(TransceiverSetup(
+                target: .existing(configuration.sendsVideo == nil ? 0 : 1), direction: .sendrecv,
+                caps: PipelineDescriptions.offerAudioCaps(configuration.audioCodecs)))
+        } else if !configuration.audioCodecs.isEmpty {
             transceivers.append(TransceiverSetup(
                 target: .added, direction: .recvonly, caps: PipelineDescriptions.offerAudioCaps(configuration.audioCodecs)))
         }
@@ -74,6 +100,16 @@ public final class WebRTCOfferer: Sendable {
             core.close()
             throw error
         }
+    }
+
+    /// Pushes one I420 frame of exactly `sendsVideo`'s size (`sendsPushedFrames`), laid out as
+    /// `WebRTCAnswerer.pushVideoFrame` says. False when refused (wrong size, not started, closed).
+    @discardableResult
+    public func pushVideoFrame(_ bytes: [UInt8], width: Int, height: Int, ptsNanos: Int64) -> Bool {
+        guard configuration.sendsPushedFrames, let video = configuration.sendsVideo, width == video.width,
+              height == video.height, bytes.count == WebRTCAnswerer.i420Size(width: width, height: height)
+        else { return false }
+        return bytes.withUnsafeBytes { core.pushVideoBuffer($0, ptsNanos: ptsNanos, keyFrame: true) }
     }
 
     /// The device's answer SDP.

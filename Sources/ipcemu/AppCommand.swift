@@ -132,6 +132,8 @@ extension AppCommand {
         var saveFrames: String?
         @Option(help: "With --video: this many seconds after the link opens, switch it to the other stream (a 302 resolution message), and back after as many again; prints the new size and how long the switch took (implies --video).")
         var switchAfter: Double?
+        @Flag(help: "Take the video as H.265 in fMP4 over the fmp4Stream data channel (PROTOCOL.md 7; the device's profile must list H265): the offer has audio and the data channel, no RTP video (implies --video).")
+        var hevc = false
 
         func validate() throws {
             guard CallType(rawValue: callType) != nil else { throw ValidationError("--call-type must be 1, 2 or 3; got \(callType)") }
@@ -141,9 +143,10 @@ extension AppCommand {
             guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
             guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub; got '\(stream)'") }
             if let s = switchAfter, !(s > 0 && s.isFinite) { throw ValidationError("--switch-after must be a positive number of seconds") }
+            if hevc, sendVideo { throw ValidationError("--hevc and --send-video do not go together (the HEVC offer has no RTP video)") }
         }
 
-        var wantsVideo: Bool { video || sendVideo || saveFrames != nil || switchAfter != nil }
+        var wantsVideo: Bool { video || sendVideo || saveFrames != nil || switchAfter != nil || hevc }
 
         func run() async throws {
             let hbMs = Int64(heartbeatInterval * 1000)
@@ -185,7 +188,7 @@ extension AppCommand {
                                 let sid = try await app.openVideo(
                                     streamType: stream == "sub" ? .sub : .main,
                                     sendVideo: sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil,
-                                    saveFramesTo: saveFrames)
+                                    saveFramesTo: saveFrames, hevc: hevc)
                                 videoSession = sid
                                 if let switchAfter {
                                     let first: StreamType = stream == "sub" ? .main : .sub
@@ -222,6 +225,7 @@ extension AppCommand {
             if let videoSession {
                 let stats = await app.videoStats(sessionId: videoSession) ?? VideoStats()
                 say("video summary: \(stats.summary)")
+                if let report = await app.hevcReport(sessionId: videoSession) { say("hevc summary: \(report.summary)") }
             }
             await app.stop()
             let code = Self.exitCode(outcome, answered: answered, heardFromDevice: heardFromDevice)

@@ -4,6 +4,7 @@ import DeviceProfile
 import Emulator
 import Foundation
 import MQTTTransport
+import ServiceLifecycle
 
 /// `ipcemu fleet`: many virtual devices from one command (docs/fleet.md).
 struct FleetCommand: AsyncParsableCommand {
@@ -18,7 +19,9 @@ struct FleetCommand: AsyncParsableCommand {
             says how many are online, in how long, and the memory per device. When the devices need \
             more descriptors than one process may hold, worker processes are started under this one \
             (same block arithmetic). SIGTERM or SIGINT ends every call (PROTOCOL.md 3.3), publishes \
-            every retained offline status and exits 0. See docs/fleet.md.
+            every retained offline status, finishes the journal, stops the control API and the private \
+            broker, and exits 0 (past --shutdown-deadline it exits anyway; a second signal at once). \
+            See docs/fleet.md.
             """
     )
 
@@ -73,6 +76,11 @@ struct FleetCommand: AsyncParsableCommand {
     @Flag(help: "Label /metrics per device (default: aggregated over the fleet).")
     var metricsPerDevice = false
 
+    @Option(help: ArgumentHelp(
+        "Seconds a shutdown (SIGTERM/SIGINT) may take before the process exits anyway (status 1); a second signal exits at once.",
+        valueName: "SECONDS"))
+    var shutdownDeadline: Double = 30
+
     /// Positions LO:HI of the plan (a worker's block, given by its supervisor).
     @Option(help: .hidden) var block: String?
 
@@ -84,6 +92,9 @@ struct FleetCommand: AsyncParsableCommand {
         }
         if let maxDevicesPerProcess, maxDevicesPerProcess < 1 {
             throw ValidationError("--max-devices-per-process must be at least 1")
+        }
+        guard shutdownDeadline > 0, shutdownDeadline <= 86_400 else {
+            throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0 and at most 86400")
         }
         guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be human or json") }
         guard LogLevel(rawValue: logLevel) != nil else {
@@ -101,6 +112,8 @@ struct FleetCommand: AsyncParsableCommand {
         let budget = DescriptorBudget.raiseToHardLimit()
         let capacity = min(maxDevicesPerProcess ?? Int.max, max(1, budget.clientsThatFit))
 
+        // Start-up: the broker, the journal file and the control address are had here, before
+        // any device goes online; then one service group, shut down in the reverse order.
         var embedded: MosquittoBroker?
         let brokerURL: String
         if let broker {
@@ -115,18 +128,38 @@ struct FleetCommand: AsyncParsableCommand {
             brokerURL = embedded?.url ?? ""
             output.note("private broker at \(brokerURL)")
         }
-        defer { embedded?.stop() }
-
-        if block == nil, positions.count > capacity {
-            let supervisor = FleetSupervisor(command: self, plan: plan, positions: positions, capacity: capacity,
-                                             brokerURL: brokerURL, output: output)
-            try await supervisor.run(
-                local: { try makeFleet(plan: plan, positions: $0, brokerURL: brokerURL, log: log) },
-                attach: { try await controlOptions.attach(fleet: $0, perDeviceMetrics: metricsPerDevice,
-                                                          label: processLabel($0.positions)) })
-            return
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let embedded { services.append(.init(service: BrokerService(broker: embedded))) }
+        do {
+            let supervised = block == nil && positions.count > capacity
+            let blocks = supervised ? FleetSupervisor.blocks(positions, capacity: capacity) : [positions]
+            let fleet = try makeFleet(plan: plan, positions: blocks[0], brokerURL: brokerURL, log: log)
+            let control = try await controlOptions.attach(fleet: fleet, perDeviceMetrics: metricsPerDevice,
+                                                          label: processLabel(blocks[0]))
+            // Binds --control now: the fleet has made no device yet (they are registered once made).
+            try await control?.serve(broker: fleet.options.connection, log: log, output: output)
+            if let control {
+                services.append(.init(service: ControlServerService(server: control.server, phone: nil)))
+                services.append(.init(service: JournalService(registry: control.registry)))
+            }
+            if supervised {
+                let supervisor = FleetSupervisor(command: self, positions: positions, blocks: blocks, brokerURL: brokerURL,
+                                                 output: output, fleet: fleet, registry: control?.registry, log: log)
+                services.append(.init(service: supervisor))
+                // A worker that exits on its own ends the whole fleet, gracefully.
+                services.append(.init(service: WorkerExitService(supervisor: supervisor),
+                                      successTerminationBehavior: .gracefullyShutdownGroup))
+            } else {
+                services.append(.init(service: FleetService(fleet: fleet, registry: control?.registry, output: output,
+                                                            brokerURL: brokerURL, log: log)))
+            }
+        } catch {
+            embedded?.stop()
+            throw error
         }
-        try await runHere(plan: plan, positions: positions, brokerURL: brokerURL, log: log, output: output)
+        try await ServiceRunner(services: services, deadline: seconds(shutdownDeadline), onSignal: { signal in
+            output.note("shutting down (\(signal)): ending calls, publishing offline")
+        }).run()
     }
 
     func makeFleet(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog) throws -> Fleet {
@@ -138,29 +171,6 @@ struct FleetCommand: AsyncParsableCommand {
             connection: connection, threads: threads, connectRate: connectRate,
             answerPolicy: try answer.map(parseAnswerPolicy), sourceAddresses: sources, log: log)
         return try Fleet(plan: plan, positions: positions, options: options)
-    }
-
-    /// The devices of this process, started here.
-    private func runHere(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog,
-                         output: FleetOutput) async throws {
-        let fleet = try makeFleet(plan: plan, positions: positions, brokerURL: brokerURL, log: log)
-        let connection = fleet.options.connection
-        let control = try await controlOptions.attach(fleet: fleet, perDeviceMetrics: metricsPerDevice,
-                                                      label: processLabel(positions))
-        let rssBefore = ProcessMemory.residentBytes() ?? 0
-        let report = await fleet.start { progress in output.progress(progress) }
-        let rss = ProcessMemory.residentBytes() ?? 0
-        output.online(report, rssBytes: rss, rssBeforeBytes: rssBefore, pssBytes: ProcessMemory.proportionalBytes() ?? 0,
-                      processes: 1, brokerURL: brokerURL)
-        if let control {
-            try await control.serve(broker: connection, log: log, output: output)
-        }
-
-        let sig = await waitForTerminationSignal()
-        output.note("shutting down (\(sig == SIGTERM ? "SIGTERM" : "SIGINT")): ending calls, publishing offline")
-        let took = await fleet.stop()
-        await control?.stop()
-        output.stopped(devices: report.started, took: took)
     }
 
     // MARK: Plan

@@ -1,18 +1,25 @@
 import ArgumentParser
+import CallRuntime
+import ControlAPI
 import Emulator
 import Foundation
+import ServiceLifecycle
 
 /// Runs a fleet bigger than one process may hold as worker processes (`ipcemu fleet --block
 /// LO:HI`, the same block arithmetic as --shard) and is, to the user, the one fleet: it prints the
-/// combined progress and summary, and owns the signals (SIGTERM reaches every worker; it exits
-/// when all have gone offline and exited).
-final class FleetSupervisor: @unchecked Sendable {
+/// combined progress and summary. A service of the fleet's group: on graceful shutdown (SIGTERM,
+/// SIGINT, or a worker that exited on its own) SIGTERM reaches every worker while this process's
+/// own devices go offline, and it returns when all workers have exited (killed after 10 s).
+final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendable {
     let command: FleetCommand
-    let plan: FleetPlan
     let positions: Range<Int>
-    let workerCount: Int
+    /// The first block is held here, by `fleet`; a worker holds each other one.
+    let blocks: [Range<Int>]
     let brokerURL: String
     let output: FleetOutput
+    let fleet: Fleet
+    let registry: DeviceRegistry?
+    let log: EventLog
     private let lock = NSLock()
     private var workers: [Worker] = []
 
@@ -27,29 +34,44 @@ final class FleetSupervisor: @unchecked Sendable {
         init(block: Range<Int>) { self.block = block }
     }
 
-    init(command: FleetCommand, plan: FleetPlan, positions: Range<Int>, capacity: Int, brokerURL: String, output: FleetOutput) {
+    init(command: FleetCommand, positions: Range<Int>, blocks: [Range<Int>], brokerURL: String, output: FleetOutput,
+         fleet: Fleet, registry: DeviceRegistry?, log: EventLog) {
         self.command = command
-        self.plan = plan
         self.positions = positions
-        self.workerCount = (positions.count + capacity - 1) / max(1, capacity)
+        self.blocks = blocks
         self.brokerURL = brokerURL
         self.output = output
+        self.fleet = fleet
+        self.registry = registry
+        self.log = log
     }
+
+    /// `positions` cut into the fewest blocks of at most `capacity` devices.
+    static func blocks(_ positions: Range<Int>, capacity: Int) -> [Range<Int>] {
+        let count = max(1, (positions.count + capacity - 1) / max(1, capacity))
+        return (0..<count).map { FleetShard.block($0, of: count, in: positions) }
+    }
+
+    var workerCount: Int { blocks.count }
+
+    var description: String { "fleet supervisor (\(workerCount - 1) workers)" }
+
+    /// True once a worker has exited (on its own, before the shutdown).
+    var aWorkerExited: Bool { lock.withLock { workers.contains { !$0.process.isRunning } } }
 
     /// Holds the first block itself (one process fewer: the runtime and libraries are paid once
     /// less) and starts a worker for every other block.
-    func run(local makeFleet: (Range<Int>) throws -> Fleet, attach: (Fleet) async throws -> RunningFleetControl?) async throws {
-        let blocks = (0..<workerCount).map { FleetShard.block($0, of: workerCount, in: positions) }
+    func run() async throws {
         output.note("\(positions.count) devices need \(workerCount) processes (this one and \(workerCount - 1) workers, at most \(blocks.map(\.count).max() ?? 0) devices each)")
-        let watch = SignalWatch()
         let began = ContinuousClock.now
         for block in blocks.dropFirst() {
             let worker = Worker(block: block)
-            try start(worker)
+            do { try start(worker) } catch {
+                await stopWorkers()
+                throw error
+            }
             lock.withLock { workers.append(worker) }
         }
-        let fleet = try makeFleet(blocks[0])
-        let control = try await attach(fleet)
         let localOnline = Counter()
         let printer = Task { [self] in
             while !Task.isCancelled {
@@ -84,16 +106,21 @@ final class FleetSupervisor: @unchecked Sendable {
         let rss = pids.compactMap { ProcessMemory.residentBytes(pid: $0) }.reduce(ProcessMemory.residentBytes() ?? 0, +)
         let pss = pids.compactMap { ProcessMemory.proportionalBytes(pid: $0) }.reduce(ProcessMemory.proportionalBytes() ?? 0, +)
         output.online(summary, rssBytes: rss, rssBeforeBytes: 0, pssBytes: pss, processes: workerCount, brokerURL: brokerURL)
-        if let control { try await control.serve(broker: fleet.options.connection, log: fleet.options.log, output: output) }
+        await register(fleet, in: registry, log: log)
 
-        let sig = await waitForTerminationSignalOrWorkerExit(watch)
-        output.note("shutting down (\(sig)): ending calls, publishing offline in every process")
+        try? await gracefulShutdown()
         let stopBegan = ContinuousClock.now
+        await stopWorkers()
+        output.stopped(devices: summary.started, took: ContinuousClock.now - stopBegan)
+    }
+
+    /// SIGTERM to every worker while this process's devices go offline; then waits for the
+    /// workers (each ends its calls and publishes offline) and kills any left after 10 s.
+    private func stopWorkers() async {
         for w in lock.withLock({ workers }) where w.process.isRunning {
             kill(w.process.processIdentifier, SIGTERM)
         }
         await fleet.stop()
-        await control?.stop()
         let deadline = ContinuousClock.now + .seconds(10)
         while lock.withLock({ workers.contains { $0.process.isRunning } }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -102,7 +129,6 @@ final class FleetSupervisor: @unchecked Sendable {
             output.note("worker \(w.process.processIdentifier) did not exit in 10 s: killing it")
             kill(w.process.processIdentifier, SIGKILL)
         }
-        output.stopped(devices: summary.started, took: ContinuousClock.now - stopBegan)
     }
 
     private func start(_ worker: Worker) throws {
@@ -161,39 +187,7 @@ final class FleetSupervisor: @unchecked Sendable {
         if let max = c.maxDevicesPerProcess { args += ["--max-devices-per-process", String(max)] }
         if let journal = c.controlOptions.journal { args += ["--journal", journal] }   // one file per process
         if c.metricsPerDevice { args += ["--metrics-per-device"] }
+        args += ["--shutdown-deadline", String(c.shutdownDeadline)]
         return args
     }
-
-    /// SIGTERM/SIGINT, or a worker that died on its own (then the fleet ends too).
-    private func waitForTerminationSignalOrWorkerExit(_ watch: SignalWatch) async -> String {
-        while true {
-            if let sig = watch.received { return sig == SIGTERM ? "SIGTERM" : "SIGINT" }
-            if lock.withLock({ workers.contains { !$0.process.isRunning } }) { return "a worker exited" }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-    }
-}
-
-/// Remembers the first SIGTERM or SIGINT (for loops that also watch something else).
-final class SignalWatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var first: Int32?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init() {
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let queue = DispatchQueue(label: "ipcemu.signal-watch")
-        for sig in [SIGTERM, SIGINT] {
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.lock.withLock { if self.first == nil { self.first = sig } }
-            }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    var received: Int32? { lock.withLock { first } }
 }

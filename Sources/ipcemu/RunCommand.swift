@@ -4,6 +4,7 @@ import DeviceProfile
 import Emulator
 import Foundation
 import MQTTTransport
+import ServiceLifecycle
 
 /// `ipcemu run`: one device, until SIGTERM/SIGINT.
 struct RunCommand: AsyncParsableCommand {
@@ -14,14 +15,13 @@ struct RunCommand: AsyncParsableCommand {
             Connects the device of --profile to a broker, publishes its retained meta and online \
             status, answers capability probes and takes and makes calls. Without --broker (and no \
             broker.url in the profile) it starts a private mosquitto on a free loopback port and prints \
-            the command that calls the device. SIGTERM or SIGINT hangs up any call, publishes offline \
-            and exits 0; a second signal, or a shutdown still running after 5 s, exits at once \
-            (status 128 + signal, or 1).
+            the command that calls the device. Everything that can fail (camera, broker, journal \
+            folder, --control address) is checked before the device goes online. SIGTERM or SIGINT \
+            shuts down in order: the device ends any call (reason shutdown) and publishes offline, \
+            the journal is finished, then the control API and the private broker stop; exit 0. \
+            Past --shutdown-deadline the process exits anyway; a second signal exits at once.
             """
     )
-
-    /// How long the teardown after SIGTERM/SIGINT may take before the process exits anyway.
-    static let shutdownDeadline: Duration = .seconds(5)
 
     @Option(help: "Device profile (YAML), e.g. device-profiles/doorbell.yaml.")
     var profile: String
@@ -44,9 +44,20 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Override the profile's capabilities.liveViewLimit (live-view links per device).")
     var liveViewLimit: Int?
 
+    @Option(help: ArgumentHelp(
+        "Seconds a shutdown (SIGTERM/SIGINT) may take before the process exits anyway (status 1); a second signal exits at once.",
+        valueName: "SECONDS"))
+    var shutdownDeadline: Double = 10
+
     @OptionGroup var logOptions: LogOptions
 
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
+
+    func validate() throws {
+        guard shutdownDeadline > 0, shutdownDeadline <= 86_400 else {
+            throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0 and at most 86400")
+        }
+    }
 
     func run() async throws {
         var profile = try loadProfile(self.profile)
@@ -60,6 +71,9 @@ struct RunCommand: AsyncParsableCommand {
             log.log(.warning, "profile: \(warning)")
         }
 
+        // Start-up: everything that can fail (the camera, the broker, the journal folder, the
+        // control address) is checked and bound here, before the device goes online.
+        try StartupChecks.camera(of: profile)
         var embedded: MosquittoBroker?
         let brokerURL: String
         if let url = broker ?? profile.broker.url?.description {
@@ -73,26 +87,36 @@ struct RunCommand: AsyncParsableCommand {
             brokerURL = embedded?.url ?? ""
             log.log(.info, "private broker started", fields: [("url", brokerURL)])
         }
-        let options = try connectionOptions(
-            brokerURL: brokerURL, clientID: profile.identity.devId,
-            caFile: caFile ?? profile.broker.caFile, certFile: profile.broker.certFile, keyFile: profile.broker.keyFile)
+        let device: Device
+        let control: RunningControl?
+        do {
+            let options = try connectionOptions(
+                brokerURL: brokerURL, clientID: profile.identity.devId,
+                caFile: caFile ?? profile.broker.caFile, certFile: profile.broker.certFile, keyFile: profile.broker.keyFile)
+            // Plugins loaded now, and a ringing call's video feed started while it rings (issue 11).
+            MediaPreparation.enable()
+            MediaPreparation.setProcessLiveViewLimit(maxLiveView)
+            device = try Device(profile: profile, connection: options, log: log)
+            control = try await controlOptions.attach(to: device)
+            try await control?.serve(broker: options, log: log)
+        } catch {
+            embedded?.stop()
+            throw error
+        }
 
-        // Plugins loaded now, and a ringing call's video feed started while it rings (issue 11).
-        MediaPreparation.enable()
-        MediaPreparation.setProcessLiveViewLimit(maxLiveView)
-        let device = try Device(profile: profile, connection: options, log: log)
-        let control = try await controlOptions.attach(to: device)
-        try await device.start()
-        let connected = await device.waitUntilConnected(timeout: .seconds(3))
-        printHowToCall(profile: profile, brokerURL: brokerURL, connected: connected)
-        try await control?.serve(broker: options, log: log)
-
-        // A second signal, or a teardown (GStreamer, the broker) still hanging 5 s on, exits at once.
-        let sig = await waitForTerminationSignal(exitDeadline: Self.shutdownDeadline)
-        log.log(.info, "shutting down", fields: [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
-        await device.stop(timeout: .milliseconds(800))
-        await control?.stop()
-        embedded?.stop()
+        // Then the service group: started in this order, shut down in the reverse one.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let embedded { services.append(.init(service: BrokerService(broker: embedded))) }
+        if let control {
+            services.append(.init(service: ControlServerService(server: control.server, phone: control.phone)))
+            services.append(.init(service: JournalService(registry: control.registry)))
+        }
+        let ready = profile
+        let howToCall = { @Sendable (connected: Bool) in printHowToCall(profile: ready, brokerURL: brokerURL, connected: connected) }
+        services.append(.init(service: DeviceService(device: device, online: { howToCall($0) })))
+        try await ServiceRunner(services: services, deadline: seconds(shutdownDeadline), onSignal: { signal in
+            log.log(.info, "shutting down", fields: [("signal", signal)])
+        }).run()
     }
 
     private func printHowToCall(profile: DeviceProfile, brokerURL: String, connected: Bool) {

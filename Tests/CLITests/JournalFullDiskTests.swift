@@ -38,7 +38,7 @@ struct JournalFullDiskTests {
 
         // Fill the disk to the last byte.
         let filler = dir + "/filler"
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        #expect(FileManager.default.createFile(atPath: filler, contents: nil))
         let handle = try #require(FileHandle(forWritingAtPath: filler))
         let chunk = Data(repeating: 0x2E, count: 1024)
         while (try? handle.write(contentsOf: chunk)) != nil {}

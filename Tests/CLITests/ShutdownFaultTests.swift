@@ -71,7 +71,7 @@ struct ShutdownFaultTests {
     /// cannot act on SIGTERM). The broker is killed when `body` returns.
     private func withFrozenTeardown(_ body: (IPCEmuProcess) async throws -> Void) async throws {
         let rig = try FaultRig()
-        let run = try IPCEmuProcess(["run", "--profile", rig.profilePath])
+        let run = try IPCEmuProcess(["run", "--profile", rig.profilePath, "--shutdown-deadline", "5"])
         #expect(await run.waitFor("is online", timeout: .seconds(15)), "\(run.stdout)\n\(run.stderr.suffix(1000))")
         let brokers = FaultRig.children(of: run.process.processIdentifier, named: "mosquitto")
         try #require(brokers.count == 1, "private broker processes: \(brokers)")

@@ -1,4 +1,5 @@
 import Camera
+import CameraTestSupport
 import Testing
 
 @Suite("Test pattern and latency stamp")

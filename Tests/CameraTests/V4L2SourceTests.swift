@@ -1,5 +1,6 @@
 import CV4L2
 import Camera
+import CameraTestSupport
 import Testing
 
 /// The V4L2 source against the fake driver behind the injectable ioctl table.

@@ -134,6 +134,8 @@ extension ControlAPI {
                 try await call("POST", "/api/phone/answer", expect: 409)
                 try await call("POST", "/api/phone/video", .object(["sdp": .string("v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n")]), expect: 409)
                 try await call("POST", "/api/phone/video/close", expect: 200)
+                try await call("POST", "/api/phone/video/resolution", .object(["stream": .string("sub")]), expect: 409)
+                try await call("POST", "/api/phone/video/resolution", .object(["stream": .string("hd")]), expect: 400)
                 try await call("POST", b + "/press", .object(["targets": .array([.string("user-alice")]), "timeout": .int(20)]), expect: 200)
                 let phone = try #require(f.phone)
                 #expect(await phoneRings(phone))

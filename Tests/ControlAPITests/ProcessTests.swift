@@ -170,12 +170,12 @@ extension ControlAPI {
             }
         }
 
-        @Test("headless Chromium: press in the console, the phone panel rings, Accept answers, the device's live video plays over WebRTC, Hang up",
+        @Test("headless Chromium: press in the console, the phone panel rings, Accept answers, the device's live video plays over WebRTC, HD/SD switches its size and back, Hang up",
               .enabled(if: onPath("chromium") != nil && onPath("python3") != nil))
         func consoleInChromium() async throws {
             try await withControl(edit: { $0.behaviour.answerPolicy = .manual }, phone: true) { f in
                 let script = packageRootPath + "/scripts/console-check.py"
-                var args = [script, f.server.url + "/", "--video"]
+                var args = [script, f.server.url + "/", "--video", "--switch"]
                 if let shot = ProcessInfo.processInfo.environment["IPCEMU_CONSOLE_SCREENSHOT"] { args += ["--screenshot", shot] }
                 let run = try await runProgram(try #require(onPath("python3")), args)
                 #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
@@ -186,6 +186,12 @@ extension ControlAPI {
                 #expect(seen["videoPlaying"]?.bool == true)
                 let first = seen["framesFirst"]?.int ?? 0, later = seen["framesAfter2s"]?.int ?? 0
                 #expect(later >= first + 20, "frames decoded in 2 s: \(later - first)")
+                // HD/SD: main -> sub -> main on the same track (302 resolution), sizes from the profile.
+                let video = try #require(f.device.profile.capabilities.video)
+                let main = "\(video.main.width)x\(video.main.height)", sub = "\(video.sub.width)x\(video.sub.height)"
+                let sizes = (seen["sizes"]?.array ?? []).compactMap(\.string)
+                #expect(sizes == [main, sub, main], "sizes seen: \(sizes)")
+                #expect(seen["sizeText"]?.string == "video \(main)")
                 #expect(seen["hungUp"]?.bool == true)
                 #expect(await f.waitForPhase(.idle))
                 let last = await f.device.status.lastCall

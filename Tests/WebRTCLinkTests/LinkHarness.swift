@@ -54,7 +54,10 @@ final class LinkHarness: @unchecked Sendable {
     }
 
     /// Starts the offerer; returns once its offer is out.
-    func startOfferer(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = loopbackOnly) async throws -> String {
+    func startOfferer(
+        configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = loopbackOnly,
+        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil
+    ) async throws -> String {
         let events = LinkEvents(
             localDescription: { [weak self] sdp in self?.lock.withLock { self?.offerSDP = sdp } },
             localCandidate: { [weak self] candidate in self?.fromOfferer(candidate) },
@@ -66,7 +69,7 @@ final class LinkHarness: @unchecked Sendable {
                     if self.firstFrameAtOfferer == nil { self.firstFrameAtOfferer = .now }
                     self.lastFrameAtOfferer = frame
                 }
-            })
+            }, dataChannel: dataChannel)
         let offerer = WebRTCOfferer(configuration: configuration, options: options, events: events)
         lock.withLock { self.offerer = offerer }
         try offerer.start()
@@ -77,11 +80,15 @@ final class LinkHarness: @unchecked Sendable {
     }
 
     /// Starts an answerer on `offer` (possibly edited by the test) and connects the two.
-    func startAnswerer(offer: String, media: SendMedia, options: LinkOptions = loopbackOnly) async throws {
+    func startAnswerer(
+        offer: String, media: SendMedia, options: LinkOptions = loopbackOnly,
+        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil
+    ) async throws {
         let events = LinkEvents(
             localDescription: { [weak self] sdp in self?.lock.withLock { self?.answerSDP = sdp } },
             localCandidate: { [weak self] candidate in self?.fromAnswerer(candidate) },
-            stateChanged: { [weak self] state in self?.lock.withLock { self?.answererStateLog.append((state, .now)) } })
+            stateChanged: { [weak self] state in self?.lock.withLock { self?.answererStateLog.append((state, .now)) } },
+            dataChannel: dataChannel)
         let answerer = try WebRTCAnswerer(offer: offer, media: media, options: options, events: events)
         let pending: [ICECandidate] = lock.withLock {
             self.answerer = answerer

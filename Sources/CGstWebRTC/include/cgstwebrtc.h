@@ -226,4 +226,37 @@ unsigned long cgw_pad_on_key_unit_request(CgwPad *pad, cgw_notify_fn fn, void *c
 typedef void (*cgw_encoded_fn)(void *ctx, const uint8_t *bytes, size_t length, int64_t pts_ns, bool key_unit);
 bool cgw_appsink_on_buffer(CgwElement *appsink, cgw_encoded_fn fn, void *ctx, cgw_release_fn release);
 
+/* ---- Outputs of the device's screen and sound: cgst_display.h ---- */
+#include "cgst_display.h"
+/* ---- Data channels (PROTOCOL.md 7; implemented in cgst_datachannel.c) ---- */
+
+/* A channel is a GstWebRTCDataChannel, opaque here (void *); each function below that returns or
+ * hands over one gives a reference: drop it with cgw_object_unref. */
+typedef void (*cgw_data_channel_fn)(void *ctx, void *channel, const char *label);
+typedef void (*cgw_data_channel_text_fn)(void *ctx, const char *text);
+typedef void (*cgw_data_channel_bytes_fn)(void *ctx, const uint8_t *bytes, size_t length);
+/* webrtcbin's on-data-channel: a channel the peer opened (connect before the remote description is
+ * set). The callback gets a new reference to the channel and its label. */
+unsigned long cgw_connect_data_channel(CgwElement *webrtc, cgw_data_channel_fn fn, void *ctx, cgw_release_fn release);
+/* create-data-channel (before the offer is made, so that it has an m=application line): a new
+ * reference or NULL. */
+void *cgw_webrtc_create_data_channel(CgwElement *webrtc, const char *label, bool ordered);
+/* One channel's signals (on-open, on-close, on-error, on-message-string, on-message-data). Each
+ * returns a handler id for cgw_signal_disconnect; on a NULL channel, 0 after calling release. */
+unsigned long cgw_data_channel_on_open(void *channel, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
+unsigned long cgw_data_channel_on_close(void *channel, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
+unsigned long cgw_data_channel_on_error(void *channel, cgw_data_channel_text_fn fn, void *ctx, cgw_release_fn release);
+unsigned long cgw_data_channel_on_text(void *channel, cgw_data_channel_text_fn fn, void *ctx, cgw_release_fn release);
+unsigned long cgw_data_channel_on_bytes(void *channel, cgw_data_channel_bytes_fn fn, void *ctx, cgw_release_fn release);
+/* GstWebRTCDataChannelState: 1 connecting, 2 open, 3 closing, 4 closed (0 for NULL). */
+int cgw_data_channel_ready_state(void *channel);
+/* Bytes queued to send and not yet handed to SCTP. */
+uint64_t cgw_data_channel_buffered_amount(void *channel);
+/* Send one text / binary message; false when the channel is not open. */
+bool cgw_data_channel_send_text(void *channel, const char *text);
+bool cgw_data_channel_send_bytes(void *channel, const uint8_t *bytes, size_t length);
+void cgw_data_channel_close(void *channel);
+/* For the shim's own C files: marks the calling thread as one that runs GStreamer callbacks. */
+void cgw_mark_callback_thread(void);
+
 #endif

@@ -1,5 +1,6 @@
 import CallEngine
 import CallRuntime
+import ControlErrors
 import Foundation
 import IPCWire
 

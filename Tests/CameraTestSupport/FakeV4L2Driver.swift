@@ -4,32 +4,38 @@ import Foundation
 
 /// A fake camera driver behind the injectable `cv4l2_driver` table: cameras that can be made
 /// busy, unplugged and plugged back, offering chosen formats, with every streaming ioctl logged.
-final class FakeV4L2: @unchecked Sendable {
-    struct Offer {
-        var fourcc: UInt32
-        var sizes: [(Int, Int)]
-        var fps: [UInt32] = [30, 15]
+public final class FakeV4L2: @unchecked Sendable {
+    public struct Offer {
+        public var fourcc: UInt32
+        public var sizes: [(Int, Int)]
+        public var fps: [UInt32] = [30, 15]
+
+        public init(fourcc: UInt32, sizes: [(Int, Int)], fps: [UInt32] = [30, 15]) {
+            self.fourcc = fourcc
+            self.sizes = sizes
+            self.fps = fps
+        }
     }
 
-    final class Camera {
-        let path: String
-        let card: String
-        var offers: [Offer]
-        var present = true
-        var busy = false
-        var framesPerSecond: Double = 200
+    public final class Camera {
+        public let path: String
+        public let card: String
+        public var offers: [Offer]
+        public var present = true
+        public var busy = false
+        public var framesPerSecond: Double = 200
         /// Driver sequence numbers to skip (frames the "hardware" dropped).
-        var dropSequences: Set<UInt32> = []
+        public var dropSequences: Set<UInt32> = []
         // Streaming state (per camera; one opener at a time is enough here).
-        var format: (fourcc: UInt32, width: Int, height: Int) = (0, 0, 0)
-        var buffers: [(memory: UnsafeMutableRawPointer, length: Int)] = []
-        var queued: [UInt32] = []
-        var streaming = false
-        var sequence: UInt32 = 0
-        var lastFrameNs: UInt64 = 0
-        var log: [String] = []
+        public var format: (fourcc: UInt32, width: Int, height: Int) = (0, 0, 0)
+        public var buffers: [(memory: UnsafeMutableRawPointer, length: Int)] = []
+        public var queued: [UInt32] = []
+        public var streaming = false
+        public var sequence: UInt32 = 0
+        public var lastFrameNs: UInt64 = 0
+        public var log: [String] = []
 
-        init(path: String, card: String, offers: [Offer]) {
+        public init(path: String, card: String, offers: [Offer]) {
             self.path = path
             self.card = card
             self.offers = offers
@@ -40,29 +46,29 @@ final class FakeV4L2: @unchecked Sendable {
     private var cameras: [Camera]
     private var fds: [Int32: Camera] = [:]
     private var nextFD: Int32 = 100
-    private(set) var mappedCount = 0
+    public private(set) var mappedCount = 0
 
-    init(_ cameras: [Camera]) { self.cameras = cameras }
+    public init(_ cameras: [Camera]) { self.cameras = cameras }
 
-    var openCount: Int { locked { fds.count } }
-    var mapped: Int { locked { mappedCount } }
+    public var openCount: Int { locked { fds.count } }
+    public var mapped: Int { locked { mappedCount } }
 
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
+    public func locked<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()
     }
 
-    func camera(_ path: String) -> Camera? { cameras.first { $0.path == path } }
+    public func camera(_ path: String) -> Camera? { cameras.first { $0.path == path } }
 
     /// Unplug: open devices fail with ENODEV, new opens with ENOENT.
-    func unplug(_ path: String) { locked { camera(path)?.present = false } }
-    func plug(_ path: String) { locked { camera(path)?.present = true } }
-    func setBusy(_ path: String, _ busy: Bool) { locked { camera(path)?.busy = busy } }
-    func log(_ path: String) -> [String] { locked { camera(path)?.log ?? [] } }
+    public func unplug(_ path: String) { locked { camera(path)?.present = false } }
+    public func plug(_ path: String) { locked { camera(path)?.present = true } }
+    public func setBusy(_ path: String, _ busy: Bool) { locked { camera(path)?.busy = busy } }
+    public func log(_ path: String) -> [String] { locked { camera(path)?.log ?? [] } }
 
     /// The driver table the source calls; `self` must outlive it.
-    var driver: V4L2Driver {
+    public var driver: V4L2Driver {
         var table = cv4l2_driver()
         table.context = Unmanaged.passUnretained(self).toOpaque()
         table.open_device = fakeOpen
@@ -77,7 +83,7 @@ final class FakeV4L2: @unchecked Sendable {
 
     // MARK: Driver entry points (called with no lock held)
 
-    func open(_ path: String) -> Int32 {
+    public func open(_ path: String) -> Int32 {
         locked {
             guard let cam = camera(path), cam.present else { return -ENOENT }
             if cam.busy { return -EBUSY }
@@ -88,7 +94,7 @@ final class FakeV4L2: @unchecked Sendable {
         }
     }
 
-    func close(_ fd: Int32) -> Int32 {
+    public func close(_ fd: Int32) -> Int32 {
         locked {
             guard let cam = fds.removeValue(forKey: fd) else { return -EBADF }
             cam.streaming = false
@@ -97,7 +103,7 @@ final class FakeV4L2: @unchecked Sendable {
         }
     }
 
-    func map(_ fd: Int32, length: Int, offset: Int64, out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
+    public func map(_ fd: Int32, length: Int, offset: Int64, out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
         locked {
             guard let cam = fds[fd] else { return -EBADF }
             guard cam.present else { return -ENODEV }
@@ -109,14 +115,14 @@ final class FakeV4L2: @unchecked Sendable {
         }
     }
 
-    func unmap(_ address: UnsafeMutableRawPointer?) -> Int32 {
+    public func unmap(_ address: UnsafeMutableRawPointer?) -> Int32 {
         locked {
             mappedCount -= 1
             return 0
         }
     }
 
-    func wait(_ fd: Int32, timeoutMs: Int32) -> Int32 {
+    public func wait(_ fd: Int32, timeoutMs: Int32) -> Int32 {
         let (cam, state): (Camera?, Int32) = locked {
             guard let cam = fds[fd] else { return (nil, -EBADF) }
             if !cam.present { return (cam, 2) }
@@ -136,7 +142,7 @@ final class FakeV4L2: @unchecked Sendable {
         return locked { cam.present ? 1 : 2 }
     }
 
-    func ioctl(_ fd: Int32, _ request: UInt, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    public func ioctl(_ fd: Int32, _ request: UInt, _ arg: UnsafeMutableRawPointer?) -> Int32 {
         locked {
             guard let cam = fds[fd], let arg else { return -EBADF }
             guard cam.present else { return -ENODEV }
@@ -316,11 +322,13 @@ private func fakeWait(_ context: UnsafeMutableRawPointer?, _ fd: Int32, _ timeou
 }
 
 /// Collects a source's events and waits for conditions on them.
-final class EventRecorder: @unchecked Sendable {
+public final class EventRecorder: @unchecked Sendable {
     private let condition = NSCondition()
-    private(set) var events: [FrameSourceEvent] = []
+    public private(set) var events: [FrameSourceEvent] = []
 
-    var sink: @Sendable (FrameSourceEvent) -> Void {
+    public init() {}
+
+    public var sink: @Sendable (FrameSourceEvent) -> Void {
         { [self] event in
             condition.lock()
             events.append(event)
@@ -329,13 +337,13 @@ final class EventRecorder: @unchecked Sendable {
         }
     }
 
-    var frames: [Frame] {
+    public var frames: [Frame] {
         condition.lock()
         defer { condition.unlock() }
         return events.compactMap { if case .frame(let f) = $0 { return f } else { return nil } }
     }
 
-    var statuses: [FrameSourceStatus] {
+    public var statuses: [FrameSourceStatus] {
         condition.lock()
         defer { condition.unlock() }
         return events.compactMap { if case .status(let s) = $0 { return s } else { return nil } }
@@ -343,7 +351,7 @@ final class EventRecorder: @unchecked Sendable {
 
     /// Waits until `predicate` holds over the events so far; false on timeout.
     @discardableResult
-    func wait(seconds: Double = 10, until predicate: ([FrameSourceEvent]) -> Bool) -> Bool {
+    public func wait(seconds: Double = 10, until predicate: ([FrameSourceEvent]) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         condition.lock()
         defer { condition.unlock() }
@@ -353,12 +361,12 @@ final class EventRecorder: @unchecked Sendable {
         return true
     }
 
-    func waitForFrames(_ count: Int, seconds: Double = 10) -> Bool {
+    public func waitForFrames(_ count: Int, seconds: Double = 10) -> Bool {
         wait(seconds: seconds) { events in events.filter { if case .frame = $0 { return true } else { return false } }.count >= count }
     }
 
     /// Frames counted after the n-th status event.
-    func framesAfterStatus(_ n: Int) -> [Frame] {
+    public func framesAfterStatus(_ n: Int) -> [Frame] {
         condition.lock()
         defer { condition.unlock() }
         var seen = 0

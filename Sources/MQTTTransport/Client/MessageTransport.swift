@@ -1,0 +1,22 @@
+/// What a device or an app user needs of its broker connection (issue 9: the transport is
+/// injected into `Device` and `AppUser`). `MQTTClient` is the real one; a test can drive a device
+/// through an in-process stand-in without a broker.
+public protocol MessageTransport: AnyObject, Sendable {
+    var options: MQTTClientOptions { get }
+    var state: MQTTConnectionState { get }
+    var counters: MQTTClientCounters { get }
+    /// Inbound messages and state changes in order, bounded (see `MQTTClient.makeInboundStream`).
+    func makeInboundStream(limit: Int) -> AsyncStream<MQTTInbound>
+    func connect()
+    func waitUntilConnected(timeout: Duration) async -> Bool
+    func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool) throws(MQTTError)
+    func publishAndWaitForAck(topic: String, payload: [UInt8], qos: Int, retain: Bool, timeout: Duration) async throws(MQTTError)
+    func subscribe(_ filter: String, qos: Int) throws(MQTTError)
+    func subscribeAndWait(_ filter: String, qos: Int, timeout: Duration) async throws(MQTTError)
+    func disconnectAndWait(timeout: Duration) async -> Bool
+    /// Drops the connection without a DISCONNECT (the broker publishes the last will).
+    func disconnectAbruptly(reconnect: Bool)
+    func close()
+}
+
+extension MQTTClient: MessageTransport {}

@@ -1,0 +1,209 @@
+@testable import AppSimulator
+import CallEngine
+import DeviceProfile
+import Emulator
+import Foundation
+import IPCWire
+import Testing
+import TestSupport
+import WebRTCLink
+
+/// The device's screen and sound (profile `display` and `audio`, issue 14 part 2): the app sends
+/// its stamped test pattern (PROTOCOL.md 6) and a 440 Hz tone on a two-way call; the device records
+/// it to a file, shows it in a window (under Xvfb), plays the tone on an ALSA PCM and sends its
+/// own voice from an ALSA capture PCM. Each check reads back what the output got.
+extension EndToEnd {
+    @Suite("The device's screen and sound (display, audio)")
+    struct Screen {
+        static let appVideo = VideoFormat(width: 320, height: 240, fps: 15)
+
+        static func twoWay(_ p: inout DeviceProfile) {
+            p.capabilities.video?.main = DeviceProfile.StreamFormat(width: 320, height: 240, fps: 15)
+            p.capabilities.liveView = false
+            p.behaviour.answerPolicy = .answer(afterSeconds: 0)
+        }
+
+        static func until(_ timeout: Duration, _ condition: () async -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if await condition() { return true }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return false
+        }
+
+        static func temporaryFolder() throws -> String {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-screen-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            return dir
+        }
+
+        /// A call from alice with two-way video (and voice); runs `during` while at least `frames`
+        /// of the app's frames reached the device, then hangs up and waits for the link to close.
+        static func twoWayCall(
+            _ h: CallHarness, frames: Int, during: (String) async throws -> Void = { _ in }
+        ) async throws -> (sessionId: String, received: LinkStatistics) {
+            let (alice, events) = try await h.app("user-alice")
+            try await alice.startCall(devId: h.devId, timeoutSeconds: 10)
+            #expect(await events.first { $0.receivedEvent(.answer) } != nil)
+            let sid = try await alice.openVideo(sendVideo: appVideo)
+            let arrived = await until(.seconds(30)) { (await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0) >= frames }
+            let got = await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0
+            #expect(arrived, "the device got \(got) of the app's frames")
+            let received = try #require(await h.device.mediaStats(sessionId: sid))
+            try await during(sid)
+            try await alice.hangUp()
+            #expect(await until(.seconds(10)) { await h.device.mediaLinks.isEmpty })
+            return (sid, received)
+        }
+
+        /// Reads the stamps of luma frames (PROTOCOL.md 6) the way the app simulator does.
+        static func stamps(ofFrames luma: [UInt8], width: Int, height: Int) -> VideoStats {
+            var stats = VideoStats()
+            let size = width * height
+            var offset = 0
+            while offset + size <= luma.count {
+                stats.add(luma: Array(luma[offset..<(offset + size)]), width: width, height: height, stride: width,
+                          arrivalUnixNanos: 0, answeredAt: nil)
+                offset += size
+            }
+            return stats
+        }
+
+        @Test("display file: the app's stamped video recorded to Matroska and MP4, decoded back with every stamp read",
+              .timeLimit(.minutes(2)), arguments: ["mkv", "mp4"])
+        func recording(container: String) async throws {
+            let dir = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            try await withHarness(edit: {
+                Self.twoWay(&$0)
+                $0.display = .file(DeviceProfile.Recording(pathTemplate: dir + "/calls/{devId}-{sessionId}.\(container)"))
+            }) { h in
+                let (sid, received) = try await Self.twoWayCall(h, frames: 45)
+                let file = dir + "/calls/\(h.devId)-\(sid).\(container)"
+                #expect(FileManager.default.fileExists(atPath: file), "no recording at \(file)")
+                // Decoded back by GStreamer alone: demuxer, decoder, luma.
+                let raw = dir + "/frames.gray"
+                let gst = try #require(onPath("gst-launch-1.0"), "gst-launch-1.0 (gstreamer1.0-tools) is needed")
+                let run = try runTool(gst, ["-q", "filesrc", "location=\(file)", "!", "decodebin", "!", "videoconvert", "!",
+                                            "video/x-raw,format=GRAY8", "!", "filesink", "location=\(raw)"])
+                #expect(run.status == 0, "decoding \(file): \(run.output)")
+                let luma = [UInt8](FileManager.default.contents(atPath: raw) ?? Data())
+                let stats = Self.stamps(ofFrames: luma, width: Self.appVideo.width, height: Self.appVideo.height)
+                #expect(stats.framesDecoded >= 40, "frames in the recording: \(stats.framesDecoded)")
+                #expect(stats.stampErrors == 0 && stats.stampsRead == stats.framesDecoded, "\(stats.summary)")
+                // Frames in order, as the app captured them (the counter never goes back), and
+                // about as many as the device received.
+                let counters = stats.stamps.map(\.counter)
+                #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 < $1 }, "counters: \(counters.prefix(20))...")
+                #expect(stats.framesDecoded >= received.videoFramesReceived - 5, "recorded \(stats.framesDecoded), received \(received.videoFramesReceived) earlier")
+            }
+        }
+    }
+}
+
+/// A private X server (`Xvfb -displayfd`): a free display number, torn down at the end.
+final class XvfbServer: @unchecked Sendable {
+    let process: Process
+    let display: String
+
+    static func start() throws -> XvfbServer {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(onPath("Xvfb")))
+        process.arguments = ["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Xvfb writes the display number it took, then a newline, once it accepts clients.
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        let number = try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), "Xvfb said '\(text)'")
+        return XvfbServer(process: process, display: ":\(number)")
+    }
+
+    private init(process: Process, display: String) {
+        self.process = process
+        self.display = display
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// The top-left `width` x `height` of the screen (where an undecorated window opens) as luma,
+    /// from `xwd -root` (its ZPixmap, 32 bits per pixel).
+    func screenshotLuma(width: Int, height: Int) throws -> [UInt8] {
+        let run = try runTool(try #require(onPath("xwd")), ["-root", "-silent", "-display", display], binary: true)
+        try #require(run.status == 0, "xwd: \(run.output)")
+        return try XWDImage(run.data).luma(width: width, height: height)
+    }
+}
+
+/// An X Window Dump (XWD version 7, ZPixmap, 24/32-bit true colour): enough to read pixels.
+struct XWDImage {
+    let width: Int, height: Int, bytesPerLine: Int, bitsPerPixel: Int, lsbFirst: Bool
+    let pixels: ArraySlice<UInt8>
+
+    init(_ data: [UInt8]) throws {
+        func field(_ i: Int) throws -> Int {
+            try #require(data.count >= (i + 1) * 4, "short XWD header")
+            return data[(i * 4)..<(i * 4 + 4)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let headerSize = try field(0)
+        try #require(try field(1) == 7 && field(2) == 2, "not an XWD v7 ZPixmap")
+        width = try field(4)
+        height = try field(5)
+        lsbFirst = try field(7) == 0
+        bitsPerPixel = try field(11)
+        bytesPerLine = try field(12)
+        let colours = try field(19)
+        let start = headerSize + colours * 12
+        try #require(bitsPerPixel == 32 && data.count >= start + bytesPerLine * height, "unexpected XWD layout")
+        pixels = data[start...]
+    }
+
+    func luma(width w: Int, height h: Int) throws -> [UInt8] {
+        try #require(w <= width && h <= height)
+        var out = [UInt8](repeating: 0, count: w * h)
+        let base = pixels.startIndex
+        for y in 0..<h {
+            for x in 0..<w {
+                let p = base + y * bytesPerLine + x * 4
+                let (r, g, b) = lsbFirst ? (pixels[p + 2], pixels[p + 1], pixels[p]) : (pixels[p + 1], pixels[p + 2], pixels[p + 3])
+                // RGB back to video-range luma (BT.601), as the stamp expects (16 black, 235 white).
+                let yFull = (299 * Int(r) + 587 * Int(g) + 114 * Int(b)) / 1000
+                out[y * w + x] = UInt8(16 + yFull * 219 / 255)
+            }
+        }
+        return out
+    }
+}
+
+func onPath(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+/// Runs a program to its end: status, and its output (stdout and stderr together; or stdout
+/// alone as bytes with `binary`).
+func runTool(_ path: String, _ arguments: [String], binary: Bool = false) throws -> (status: Int32, output: String, data: [UInt8]) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = binary ? FileHandle.nullDevice : out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, binary ? "" : String(decoding: data, as: UTF8.self), [UInt8](data))
+}
