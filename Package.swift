@@ -29,6 +29,12 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        // The control API is generated from Sources/ControlAPI/openapi.yaml (docs/control.md).
+        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -128,8 +134,27 @@ let package = Package(
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                "ControlAPISpec",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
             ]
+        ),
+        // The control API spec first (docs/control.md): openapi.yaml, and what swift-openapi-generator's
+        // build plugin makes of it (types, server protocol, client; package access). The YAML is also
+        // embedded, to be served at /openapi.yaml (the binary alone is installed, no resource bundle).
+        // Not a dependency of IPCEmuTesting: other packages' tests never build the generator.
+        .target(
+            name: "ControlAPISpec",
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            resources: [.embedInCode("openapi.yaml")],
+            // The generator writes one file per namespace, empty ones included, whose imports Swift 6
+            // warns are unused; scripts/test.sh fails on any warning outside checkouts. This target
+            // holds only generated code and one enum, and no package outside uses it.
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // MARK: Scenarios: scripted QA campaigns (schema, runner, JUnit and HTML reports).
         .target(
@@ -144,14 +169,15 @@ let package = Package(
             name: "ipcemu",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
-                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "Scenario",
+                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "ControlAPISpec", "Scenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]
         ),
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["MQTTTransport"],
+            dependencies: ["MQTTTransport", "IPCWire", .product(name: "AsyncHTTPClient", package: "async-http-client")],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
@@ -171,7 +197,7 @@ let package = Package(
             name: "ControlAPITests",
             dependencies: [
                 "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
-                "TestSupport", "WebRTCLink",
+                "TestSupport", "WebRTCLink", .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(
@@ -210,7 +236,7 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
         .executableTarget(name: "FuzzSDP", dependencies: ["CFuzzer", "IPCWire", "WebRTCLink"], path: "Fuzz/Sources/FuzzSDP"),
         .executableTarget(name: "FuzzProfile", dependencies: ["CFuzzer", "DeviceProfile"], path: "Fuzz/Sources/FuzzProfile"),
         .executableTarget(name: "FuzzCallEngine", dependencies: ["CFuzzer", "CallEngine", "IPCWire"], path: "Fuzz/Sources/FuzzCallEngine"),
-        .executableTarget(name: "FuzzControlBody", dependencies: ["CFuzzer", "ControlAPI", "CallEngine", "IPCWire"],
+        .executableTarget(name: "FuzzControlBody", dependencies: ["CFuzzer", "ControlAPI", "ControlAPISpec", "CallEngine", "IPCWire"],
                           path: "Fuzz/Sources/FuzzControlBody"),
     ]
 }

@@ -11,6 +11,7 @@ fi
 # Serial: two cores give Swift two cooperative threads; tests that wait on child processes
 # (qemu, the CLI) must not starve the timing-sensitive end-to-end tests.
 swift test --skip-build --no-parallel "$@"
+scripts/check-openapi.sh   # schemathesis against the live control API (docs/control.md)
 # The testing library as other projects use it: the pytest fixtures installed with pip, and a
 # package outside the repo resolving ipcemu by a file:// URL and version tag.
 scripts/test-python.sh
