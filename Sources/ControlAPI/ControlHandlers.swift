@@ -36,7 +36,9 @@ struct ControlHandlers: APIProtocol {
     func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output {
         let q = input.query
         let offset = q.offset ?? 0
-        guard offset >= 0 else { throw ControlError.badRequest("offset must be an integer 0 or more", field: "offset") }
+        guard (0...Int(Int32.max)).contains(offset) else {
+            throw ControlError.badRequest("offset must be an integer 0 to \(Int32.max)", field: "offset")
+        }
         let limit = q.limit ?? 1000
         guard (1...10_000).contains(limit) else { throw ControlError.badRequest("limit must be an integer 1 to 10000", field: "limit") }
         let page = await registry.page(offset: offset, limit: limit, prefix: q.prefix, phase: q.phase?.rawValue)
@@ -61,8 +63,8 @@ struct ControlHandlers: APIProtocol {
             guard let t = CallType(rawValue: n) else { throw ControlError.badRequest("callType must be 1, 2 or 3", field: "callType") }
             callType = t
         }
-        if let timeout = body.timeout, !(timeout > 0 && timeout <= 3600) {
-            throw ControlError.badRequest("timeout must be a number of seconds greater than 0 (at most 3600)", field: "timeout")
+        if let timeout = body.timeout, !(timeout >= 0.001 && timeout <= 3600) {
+            throw ControlError.badRequest("timeout must be a number of seconds, 0.001 to 3600", field: "timeout")
         }
         let session = try await entry.device.press(targets: body.targets ?? [], callType: callType, timeoutSeconds: body.timeout)
         return .ok(.init(body: .json(.init(sessionId: session, device: await Self.state(of: entry)))))
@@ -86,7 +88,7 @@ struct ControlHandlers: APIProtocol {
 
     func setAnswerPolicy(_ input: Operations.SetAnswerPolicy.Input) async throws -> Operations.SetAnswerPolicy.Output {
         let entry = try await entry(input.path.devId)
-        guard case .json(let body)? = input.body else {
+        guard case .json(let body) = input.body else {
             throw ControlError.badRequest("policy is required: answer, reject, ignore, busy or manual", field: "policy")
         }
         try await entry.device.setAnswerPolicy(try Self.policy(body))
@@ -118,7 +120,7 @@ struct ControlHandlers: APIProtocol {
 
     func dropConnection(_ input: Operations.DropConnection.Input) async throws -> Operations.DropConnection.Output {
         let entry = try await entry(input.path.devId)
-        guard case .json(let body)? = input.body else {
+        guard case .json(let body) = input.body else {
             throw ControlError.badRequest("seconds must be a number of seconds, 0 to 3600", field: "seconds")
         }
         let seconds = try Self.seconds(body.seconds, "seconds")
@@ -277,21 +279,26 @@ struct ControlHandlers: APIProtocol {
         return value
     }
 
-    /// The engine's answer policy from the request (the schema has checked the policy's name).
+    /// The engine's answer policy from the request (the schema has checked the policy's name, and
+    /// that only answer and reject take `afterSeconds`).
     static func policy(_ body: S.AnswerPolicyRequest) throws(ControlError) -> AnswerPolicy {
-        let after = body.afterSeconds
-        if let after, !(after >= 0 && after <= 3600) {
-            throw .badRequest("afterSeconds must be a number of seconds, 0 to 3600", field: "afterSeconds")
-        }
-        if after != nil, body.policy != .answer, body.policy != .reject {
-            throw .badRequest("afterSeconds goes with policy answer or reject only", field: "afterSeconds")
-        }
-        switch body.policy {
-        case .answer: return .answerAfter(ms: Int64(((after ?? 0) * 1000).rounded()))
-        case .reject: return after.map { .rejectAfter(ms: Int64(($0 * 1000).rounded())) } ?? .reject
-        case .ignore: return .ignore
-        case .busy: return .busy
-        case .manual: return .manual
+        switch body {
+        case .DelayedPolicyRequest(let r):
+            let after = r.afterSeconds ?? 0
+            guard after.isFinite, (0...3600).contains(after) else {
+                throw .badRequest("afterSeconds must be a number of seconds, 0 to 3600", field: "afterSeconds")
+            }
+            let ms = Int64((after * 1000).rounded())
+            switch r.policy {
+            case .answer: return .answerAfter(ms: ms)
+            case .reject: return ms == 0 ? .reject : .rejectAfter(ms: ms)
+            }
+        case .PlainPolicyRequest(let r):
+            switch r.policy {
+            case .ignore: return .ignore
+            case .busy: return .busy
+            case .manual: return .manual
+            }
         }
     }
 }

@@ -83,7 +83,7 @@ struct CrossSiteGuard<Context: RequestContext>: RouterMiddleware {
 
 /// Methods a path does not list get 405 with `Allow`; a POST or PUT with a body must say
 /// `Content-Type: application/json` (415 otherwise: no form posts from other sites); bodies are
-/// capped at 256 KiB (413). An all-blank body counts as none.
+/// capped at 256 KiB (413). An empty body is none.
 struct RequestShapeGuard<Context: RequestContext>: RouterMiddleware {
     let routes: RouteTable
     static var bodyLimit: Int { 1 << 18 }
@@ -103,7 +103,7 @@ struct RequestShapeGuard<Context: RequestContext>: RouterMiddleware {
         } catch {
             return ControlErrorResponse.make(ControlError(status: 413, "the body is larger than \(Self.bodyLimit) bytes"))
         }
-        if buffer.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+        if buffer.readableBytes == 0 {
             var head = request.head
             head.headerFields[.contentType] = nil
             head.headerFields[.contentLength] = "0"
@@ -172,6 +172,12 @@ struct ControlErrorMiddleware: ServerMiddleware {
             let name = key.stringValue
             let path = field(c.codingPath).map { "\($0)." } ?? ""
             return .badRequest("\(path)\(name) is required", field: name)
+        case .valueNotFound(let type, let c) where String(describing: type).hasSuffix("AnswerPolicyRequest"):
+            // Neither shape of the oneOf fits: name the field that makes it so.
+            let detail = String(describing: c.underlyingError ?? error)
+            let name = detail.contains("afterSeconds") && !detail.contains("keyNotFound") ? "afterSeconds" : "policy"
+            return .badRequest("policy must be answer or reject (afterSeconds, 0 to 3600, allowed), or ignore, busy or manual"
+                                + " (afterSeconds not allowed)", field: name)
         case .typeMismatch(let type, let c):
             let name = field(c.codingPath)
             return .badRequest("\(name ?? "the body") must be \(describe(type))", field: name)

@@ -64,7 +64,7 @@ extension ControlAPI {
             }
         }
 
-        @Test("a POST or PUT body that is not JSON gets 415; a blank body counts as none")
+        @Test("a POST or PUT body that is not JSON gets 415; an empty body counts as none")
         func jsonOnly() async throws {
             try await withServer { _, port in
                 let host = "Host: 127.0.0.1:\(port)\r\nConnection: close"
@@ -78,8 +78,10 @@ extension ControlAPI {
                 // JSON passes the guard and reaches the operation (no fleet here: 404 from the handler).
                 let json = try await rawExchange(port: port, "PUT /api/fleet/faults/heartbeats HTTP/1.1\r\n\(host)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 24\r\n\r\n{\"suppressFraction\":0.5}")
                 #expect(status(json) == 404, "\(json)")
+                let empty = try await rawExchange(port: port, "POST /api/phone/video/close HTTP/1.1\r\n\(host)\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n")
+                #expect(status(empty) == 404, "\(empty)")   // past the guard: no console phone in this server
                 let blank = try await rawExchange(port: port, "POST /api/phone/video/close HTTP/1.1\r\n\(host)\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n  ")
-                #expect(status(blank) == 404, "\(blank)")   // no console phone in this server
+                #expect(status(blank) == 415, "\(blank)")
                 let big = String(repeating: " ", count: 300_000)
                 let tooBig = try await rawExchange(port: port, "POST /api/phone/video HTTP/1.1\r\n\(host)\r\nContent-Type: application/json\r\nContent-Length: \(big.utf8.count + 2)\r\n\r\n{\(big)}")
                 #expect(status(tooBig) == 413, "\(tooBig.prefix(200))")
