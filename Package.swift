@@ -31,6 +31,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // The control API is generated from Sources/ControlAPI/openapi.yaml (docs/control.md).
+        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -138,8 +144,25 @@ let package = Package(
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator", "IPCMetrics",
                 "CallJournal", "ControlErrors",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                "ControlAPISpec",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
             ]
+        ),
+        // The control API spec first (docs/control.md): openapi.yaml, and what swift-openapi-generator's
+        // build plugin makes of it (types, server protocol, client; package access). The YAML is also
+        // embedded, to be served at /openapi.yaml (the binary alone is installed, no resource bundle).
+        // Not a dependency of IPCEmuTesting: other packages' tests never build the generator.
+        .target(
+            name: "ControlAPISpec",
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            resources: [.embedInCode("openapi.yaml")],
+            // The generator's output (under .build/plugins/outputs) is not ours: scripts/test.sh
+            // leaves its warnings (unused imports in files of empty namespaces) out of the check.
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // MARK: Scenarios: scripted QA campaigns (schema, runner, JUnit and HTML reports).
         .target(
@@ -154,11 +177,12 @@ let package = Package(
             name: "ipcemu",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
-                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "Scenario",
+                "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "ControlAPISpec", "Scenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]
         ),
         // MARK: Tests
@@ -166,7 +190,7 @@ let package = Package(
         .target(name: "CameraTestSupport", dependencies: ["Camera", "CV4L2"], path: "Tests/CameraTestSupport"),
         .target(
             name: "TestSupport",
-            dependencies: ["MQTTTransport"],
+            dependencies: ["MQTTTransport", "IPCWire", .product(name: "AsyncHTTPClient", package: "async-http-client")],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
@@ -191,7 +215,7 @@ let package = Package(
             name: "ControlAPITests",
             dependencies: [
                 "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
-                "TestSupport", "WebRTCLink",
+                "TestSupport", "WebRTCLink", .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(
@@ -230,7 +254,7 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
         .executableTarget(name: "FuzzSDP", dependencies: ["CFuzzer", "IPCWire", "WebRTCLink"], path: "Fuzz/Sources/FuzzSDP"),
         .executableTarget(name: "FuzzProfile", dependencies: ["CFuzzer", "DeviceProfile"], path: "Fuzz/Sources/FuzzProfile"),
         .executableTarget(name: "FuzzCallEngine", dependencies: ["CFuzzer", "CallEngine", "IPCWire"], path: "Fuzz/Sources/FuzzCallEngine"),
-        .executableTarget(name: "FuzzControlBody", dependencies: ["CFuzzer", "ControlAPI", "CallEngine", "IPCWire"],
+        .executableTarget(name: "FuzzControlBody", dependencies: ["CFuzzer", "ControlAPI", "ControlAPISpec", "CallEngine", "IPCWire"],
                           path: "Fuzz/Sources/FuzzControlBody"),
     ]
 }

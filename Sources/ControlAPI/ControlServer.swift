@@ -2,8 +2,10 @@ import AppSimulator
 import CallRuntime
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import IPCWire
 import Logging
+import ControlAPISpec
 
 /// Where the control API listens and who may use it.
 public struct ControlServerConfiguration: Sendable, Equatable {
@@ -13,11 +15,20 @@ public struct ControlServerConfiguration: Sendable, Equatable {
     /// Required on every request (`Authorization: Bearer TOKEN`, or `?token=TOKEN` for the
     /// browser's EventSource) when set; required to be set when `host` is not a loopback address.
     public var token: String?
+    /// A connection with no request in flight for this long is closed (a response being written,
+    /// such as the event stream, keeps it open).
+    public var idleTimeout: Duration
+    /// At most this many connections at once; further ones wait in the listen backlog until one
+    /// closes.
+    public var maxConnections: Int
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, idleTimeout: Duration = .seconds(60),
+                maxConnections: Int = 256) {
         self.host = host
         self.port = port
         self.token = token
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
     }
 
     /// Parses `HOST:PORT` (`[::1]:8080` for IPv6).
@@ -50,6 +61,9 @@ public struct ControlServerConfiguration: Sendable, Equatable {
         if let token, token.isEmpty {
             throw .badRequest("--control-token must not be empty", field: "control-token")
         }
+        if maxConnections < 1 {
+            throw .badRequest("the control API needs at least one connection", field: "maxConnections")
+        }
         if !isLoopback, token == nil {
             throw .badRequest("binding the control API to \(host) (not loopback) requires --control-token",
                               field: "control-token")
@@ -63,6 +77,7 @@ public final class ControlServer: @unchecked Sendable {
     public let registry: DeviceRegistry
     public let phone: ConsolePhone?
     private let log: EventLog
+    private let routeTable = RouteTable()
     private let lock = NSLock()
     private var runTask: Task<Void, Never>?
     private var boundPort: Int?
@@ -88,17 +103,29 @@ public final class ControlServer: @unchecked Sendable {
 
     /// Binds and serves; returns once the socket listens (or throws why it could not).
     public func start() async throws(ControlError) {
+        // Guards first (cross-site, token, method and media type), then the routes the generator
+        // made from openapi.yaml (ControlHandlers answers them).
         let router = Router()
         router.add(middleware: ErrorAsJSONMiddleware())
+        router.add(middleware: CrossSiteGuard(configuration: configuration))
         if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
-        ControlRoutes(registry: registry, phone: phone).register(on: router)
+        router.add(middleware: RequestShapeGuard(routes: routeTable))
+        do {
+            try ControlHandlers(registry: registry, phone: phone)
+                .registerHandlers(on: RecordingTransport(router: router, table: routeTable), middlewares: [ControlErrorMiddleware()])
+        } catch {
+            throw ControlError(status: 500, "cannot register the API's routes: \(error)")
+        }
 
         let started = StartSignal()
         var logger = Logger(label: "ipcemu.control")
         logger.logLevel = .critical
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ipcemu"),
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(clamping: configuration.idleTimeout.components.seconds) * 1_000_000_000
+                + configuration.idleTimeout.components.attoseconds / 1_000_000_000))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ipcemu",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
             onServerRunning: { channel in started.fire(.success(channel.localAddress?.port ?? 0)) },
             logger: logger
         )
@@ -170,7 +197,7 @@ struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
         let presented = header.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
             ?? request.uri.queryParameters.get("token")
         guard let presented, Self.same(presented, token) else {
-            var r = ControlRoutes.json(ControlRoutes.errorBody(ControlError(status: 401, "missing or wrong bearer token", field: "Authorization")), status: .unauthorized)
+            var r = ControlErrorResponse.make(ControlError(status: 401, "missing or wrong bearer token", field: "Authorization"))
             r.headers[.wwwAuthenticate] = "Bearer"
             return r
         }
@@ -194,7 +221,23 @@ struct ErrorAsJSONMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             let status = error.status
             let message = status == .notFound ? "no such endpoint: \(request.method.rawValue) \(request.uri.path)" : (error.body ?? status.reasonPhrase)
-            return ControlRoutes.json(ControlRoutes.errorBody(ControlError(status: status.code, message)), status: status)
+            return ControlErrorResponse.make(ControlError(status: status.code, message))
         }
     }
+}
+
+/// One route the server answers, as openapi.yaml names it (`/api/devices/{devId}`).
+public struct ControlRoute: Sendable, Hashable, CustomStringConvertible {
+    public var method: String
+    public var path: String
+    public var description: String { "\(method) \(path)" }
+}
+
+extension ControlServer {
+    /// Every route the server answers (method and OpenAPI path), as the generated server
+    /// registered them (after `start`).
+    public var routes: [ControlRoute] { routeTable.all }
+
+    /// The OpenAPI document the server and the CLI's client are generated from (openapi.yaml).
+    public static var openAPIDocument: String { String(decoding: OpenAPISpec.yaml, as: UTF8.self) }
 }

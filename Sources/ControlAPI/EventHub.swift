@@ -1,18 +1,50 @@
 import Foundation
 import IPCWire
 
-/// Fans every call event out to the server-sent-event streams (the console, `curl -N`). Each
-/// subscriber gets its own unbounded stream of JSON objects, optionally for one device only.
+/// Fans every call event out to the server-sent-event streams (the console, `curl -N`), optionally
+/// for one device only. Each subscriber has a bounded buffer (`bufferLimit` items): a client that
+/// stops reading cannot grow the server's memory. When its buffer is full the subscriber is cut off
+/// (its stream delivers what it holds, then ends) and the event it missed is counted in
+/// `droppedEvents` (docs/robustness.md).
 public final class EventHub: @unchecked Sendable {
+    /// What a subscriber reads: an event, or a keepalive its reader asked for (`Subscription.keepalive`).
+    public enum Item: Sendable, Equatable {
+        case event(JSONValue)
+        case keepalive
+    }
+
+    /// One reader's stream, and the handle that queues keepalives into its bounded buffer.
+    public struct Subscription: Sendable {
+        public let items: AsyncStream<Item>
+        public let keepalive: Keepalive
+    }
+
+    /// Queues a keepalive behind the events already buffered (cut off when the buffer is full, as
+    /// for an event: a reader that does not read keepalives does not read events either). Holds
+    /// neither the stream nor the hub.
+    public struct Keepalive: Sendable {
+        fileprivate let id: UUID
+        fileprivate weak let hub: EventHub?
+
+        public func send() { hub?.deliver(.keepalive, to: id) }
+    }
+
+    /// Items a subscriber may hold unread before it is cut off.
+    public let bufferLimit: Int
     private let lock = NSLock()
-    private var subscribers: [UUID: (device: String?, continuation: AsyncStream<JSONValue>.Continuation)] = [:]
+    private var subscribers: [UUID: (device: String?, continuation: AsyncStream<Item>.Continuation)] = [:]
     private var finished = false
+    private var dropped = 0
+    private var cutOff = 0
 
-    public init() {}
+    public init(bufferLimit: Int = 1024) {
+        self.bufferLimit = max(1, bufferLimit)
+    }
 
-    /// Events from now on (of `device` only, when given). Ends when the hub finishes.
-    public func subscribe(device: String? = nil) -> AsyncStream<JSONValue> {
-        let (stream, continuation) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingNewest(10_000))
+    /// Events from now on (of `device` only, when given), with keepalives. Ends when the hub
+    /// finishes or the reader falls `bufferLimit` items behind.
+    public func subscription(device: String? = nil) -> Subscription {
+        let (stream, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id = UUID()
         let alreadyFinished = lock.withLock { () -> Bool in
             if finished { return true }
@@ -21,7 +53,19 @@ public final class EventHub: @unchecked Sendable {
         }
         if alreadyFinished { continuation.finish() }
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        return stream
+        return Subscription(items: stream, keepalive: Keepalive(id: id, hub: self))
+    }
+
+    /// Events from now on (of `device` only, when given), without keepalives.
+    public func subscribe(device: String? = nil) -> AsyncStream<JSONValue> {
+        let items = subscription(device: device).items
+        return AsyncStream { continuation in
+            let task = Task {
+                for await item in items { if case .event(let e) = item { continuation.yield(e) } }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     private func remove(_ id: UUID) {
@@ -29,16 +73,36 @@ public final class EventHub: @unchecked Sendable {
     }
 
     public var subscriberCount: Int { lock.withLock { subscribers.count } }
+    /// Events not delivered because their subscriber's buffer was full (that subscriber was cut off).
+    public var droppedEvents: Int { lock.withLock { dropped } }
+    /// Subscribers cut off for falling `bufferLimit` items behind.
+    public var subscribersCutOff: Int { lock.withLock { cutOff } }
 
     /// Sends `event` (a JSON object with a `device` field, or none for process-wide events).
     public func publish(_ event: JSONValue, device: String?) {
-        let targets = lock.withLock { subscribers.values.filter { $0.device == nil || $0.device == device } }
-        for t in targets { t.continuation.yield(event) }
+        let targets = lock.withLock { subscribers.filter { $0.value.device == nil || $0.value.device == device } }
+        for (id, t) in targets { offer(.event(event), to: id, t.continuation) }
+    }
+
+    fileprivate func deliver(_ item: Item, to id: UUID) {
+        guard let c = lock.withLock({ subscribers[id]?.continuation }) else { return }
+        offer(item, to: id, c)
+    }
+
+    private func offer(_ item: Item, to id: UUID, _ c: AsyncStream<Item>.Continuation) {
+        guard case .dropped = c.yield(item) else { return }
+        let wasSubscribed = lock.withLock { () -> Bool in
+            if case .event = item { dropped += 1 }
+            guard subscribers.removeValue(forKey: id) != nil else { return false }
+            cutOff += 1
+            return true
+        }
+        if wasSubscribed { c.finish() }
     }
 
     /// Ends every stream (the server is stopping).
     public func finishAll() {
-        let all = lock.withLock { () -> [AsyncStream<JSONValue>.Continuation] in
+        let all = lock.withLock { () -> [AsyncStream<Item>.Continuation] in
             finished = true
             defer { subscribers.removeAll() }
             return subscribers.values.map(\.continuation)

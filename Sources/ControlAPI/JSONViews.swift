@@ -3,46 +3,9 @@ import Emulator
 import Foundation
 import IPCWire
 
-/// How the API shows engine and device values as JSON (the shapes the OpenAPI document names).
+/// The event stream's and the console phone's JSON objects (the API's responses use the generated
+/// types: APIViews).
 enum JSONViews {
-    static func state(_ s: DeviceStatus, device: Device, faults: DeviceFaults) -> JSONValue {
-        let id = device.profile.identity
-        let c = device.mqttCounters
-        return .object([
-            "devId": .string(s.devId),
-            "name": .string(id.name),
-            "category": .string(id.category),
-            "connected": .bool(s.connected),
-            "phase": .string(s.phase.rawValue),
-            "session": s.session.map(session) ?? .null,
-            "peers": .array((s.session?.peers ?? []).map(JSONValue.string)),
-            "answerPolicy": .string(policy(s.answerPolicy)),
-            "actingBusy": .bool(s.actingBusy),
-            "callsEnded": .int(Int64(s.callsEnded)),
-            "lastCall": s.lastCall.map(record) ?? .null,
-            "household": .array(device.profile.behaviour.household.map(JSONValue.string)),
-            "faults": self.faults(faults, actingBusy: s.actingBusy),
-            "media": .object([
-                "p2pLink": .string(linkState(s.session?.mediaLink)),
-                "framesSent": .int(Int64(s.media.framesSent)), "framesReceived": .int(Int64(s.media.framesReceived)),
-                "fps": .double((s.media.fps * 10).rounded() / 10),
-                "available": .bool(true),
-            ]),
-            "mqtt": .object([
-                "reconnects": .int(Int64(c.reconnects)), "messagesIn": .int(Int64(c.messagesIn)),
-                "messagesOut": .int(Int64(c.messagesOut)),
-            ]),
-        ])
-    }
-
-    static func faults(_ f: DeviceFaults, actingBusy: Bool) -> JSONValue {
-        .object([
-            "heartbeatRepliesSuppressed": .bool(f.heartbeatRepliesSuppressed),
-            "replyDelayMs": .int(f.replyDelayMs),
-            "actingBusy": .bool(actingBusy),
-        ])
-    }
-
     static func linkState(_ link: MediaLinkState?) -> String {
         switch link {
         case nil: "none"
@@ -84,18 +47,6 @@ enum JSONViews {
             "reason": r.reason.map { .string($0.rawValue) } ?? .null,
             "sdkError": r.sdkError.map { .int(Int64($0.rawValue)) } ?? .null,
         ])
-    }
-
-    /// `answer`, `answer:1.5`, `reject`, `reject:2`, `ignore`, `busy`, `manual`.
-    static func policy(_ p: AnswerPolicy) -> String {
-        switch p {
-        case .answerAfter(let ms): ms <= 0 ? "answer" : "answer:\(ControlMetrics.number(Double(ms) / 1000))"
-        case .reject: "reject"
-        case .rejectAfter(let ms): ms <= 0 ? "reject" : "reject:\(ControlMetrics.number(Double(ms) / 1000))"
-        case .ignore: "ignore"
-        case .busy: "busy"
-        case .manual: "manual"
-        }
     }
 
     static func message(_ m: CallMessage) -> JSONValue {

@@ -2,6 +2,8 @@ import ArgumentParser
 import ControlAPI
 import Foundation
 import IPCWire
+import OpenAPIRuntime
+import ControlAPISpec
 
 /// Options shared by the commands that drive a running device through its control API.
 struct ControlClientOptions: ParsableArguments {
@@ -14,51 +16,26 @@ struct ControlClientOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Device id; needed only when the process runs several devices.", valueName: "DEVID"))
     var device: String?
 
-    var client: ControlHTTPClient {
-        get throws {
-            let env = ProcessInfo.processInfo.environment
-            let url = control ?? env["IPCEMU_CONTROL"] ?? "http://127.0.0.1:8080"
-            do {
-                return try ControlHTTPClient(baseURL: url, token: token ?? env["IPCEMU_CONTROL_TOKEN"])
-            } catch {
-                throw ValidationError(error.description)
-            }
+    /// The client generated from openapi.yaml, with the token and the API's errors as failures.
+    func client(timeout: Duration = .seconds(60)) throws -> ControlClient {
+        let env = ProcessInfo.processInfo.environment
+        let url = control ?? env["IPCEMU_CONTROL"] ?? "http://127.0.0.1:8080"
+        do {
+            return try ControlClient(baseURL: url, token: token ?? env["IPCEMU_CONTROL_TOKEN"], timeout: timeout)
+        } catch {
+            throw ValidationError(error.message)
         }
     }
 
     /// The device to act on: --device, else the only one there is.
-    func deviceId(_ client: ControlHTTPClient) async throws -> String {
+    func deviceId(_ client: ControlClient) async throws -> String {
         if let device { return device }
-        let reply = try await call(client, "GET", "/api/devices")
-        guard case .object(let o)? = reply, case .array(let list)? = o["devices"] else {
-            throw ControlCommandFailure("unexpected answer from \(client.baseURL)/api/devices")
-        }
-        let ids = list.compactMap { v -> String? in
-            if case .object(let d) = v, case .string(let id)? = d["devId"] { return id }
-            return nil
-        }
+        let ids = try await client.call("GET /api/devices") { try await $0.listDevices().ok.body.json }.devices.map(\.devId)
         guard ids.count == 1, let only = ids.first else {
             throw ControlCommandFailure(ids.isEmpty ? "the control API has no device"
                                         : "several devices (\(ids.joined(separator: ", "))): name one with --device")
         }
         return only
-    }
-
-    /// One request; a non-2xx answer becomes an error carrying the API's message.
-    @discardableResult
-    func call(_ client: ControlHTTPClient, _ method: String, _ path: String, json: JSONValue? = nil) async throws -> JSONValue? {
-        let reply: ControlHTTPReply
-        do {
-            reply = try await client.request(method, path, json: json)
-        } catch {
-            throw ControlCommandFailure(error.description)
-        }
-        guard (200..<300).contains(reply.status) else {
-            var message = reply.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if case .object(let o)? = reply.json, case .string(let e)? = o["error"] { message = e }
-            throw ControlCommandFailure("\(method) \(path): HTTP \(reply.status): \(message)")
-        }
-        return reply.json
     }
 }
 
@@ -68,9 +45,11 @@ struct ControlCommandFailure: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// Prints an API answer as JSON on stdout.
-func printJSON(_ value: JSONValue?) {
-    if let value { say(value.jsonString) }
+/// Prints an API answer as JSON on stdout (one line, keys sorted).
+func printJSON<T: Encodable>(_ value: T) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    if let data = try? encoder.encode(value) { say(String(decoding: data, as: UTF8.self)) }
 }
 
 /// Runs a control command body, turning failures into a message and exit status 1.
@@ -78,6 +57,9 @@ func runControl(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let failure as ControlCommandFailure {
+        note("ipcemu: \(failure.description)")
+        throw ExitCode.failure
+    } catch let failure as ControlClientFailure {
         note("ipcemu: \(failure.description)")
         throw ExitCode.failure
     }
@@ -95,14 +77,13 @@ struct PressCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runControl {
-            let client = try api.client
+            let client = try api.client()
             let id = try await api.deviceId(client)
-            var body: [String: JSONValue] = [:]
-            if !targets.isEmpty { body["targets"] = .array(targets.map(JSONValue.string)) }
-            if let callType { body["callType"] = .int(Int64(callType)) }
-            if let timeout { body["timeout"] = .double(timeout) }
-            let reply = try await api.call(client, "POST", "/api/devices/\(id)/press", json: .object(body))
-            if case .object(let o)? = reply, case .string(let s)? = o["sessionId"] { say(s) }
+            let body = Components.Schemas.PressRequest(targets: targets.isEmpty ? nil : targets, callType: callType, timeout: timeout)
+            let reply = try await client.call("POST /api/devices/\(id)/press") {
+                try await $0.press(path: .init(devId: id), body: .json(body)).ok.body.json
+            }
+            say(reply.sessionId)
         }
     }
 }
@@ -111,9 +92,16 @@ struct PressCommand: AsyncParsableCommand {
 struct DeviceActionCommand {
     static func run(_ api: ControlClientOptions, _ action: String) async throws {
         try await runControl {
-            let client = try api.client
+            let client = try api.client()
             let id = try await api.deviceId(client)
-            printJSON(try await api.call(client, "POST", "/api/devices/\(id)/\(action)"))
+            printJSON(try await client.call("POST /api/devices/\(id)/\(action)") { c -> Components.Schemas.DeviceState in
+                switch action {
+                case "answer": try await c.answer(path: .init(devId: id)).ok.body.json
+                case "reject": try await c.reject(path: .init(devId: id)).ok.body.json
+                case "cancel": try await c.cancel(path: .init(devId: id)).ok.body.json
+                default: try await c.hangUp(path: .init(devId: id)).ok.body.json
+                }
+            })
         }
     }
 }
@@ -147,11 +135,11 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var api: ControlClientOptions
     func run() async throws {
         try await runControl {
-            let client = try api.client
+            let client = try api.client()
             if let id = api.device {
-                printJSON(try await api.call(client, "GET", "/api/devices/\(id)"))
+                printJSON(try await client.call("GET /api/devices/\(id)") { try await $0.getDevice(path: .init(devId: id)).ok.body.json })
             } else {
-                printJSON(try await api.call(client, "GET", "/api/devices"))
+                printJSON(try await client.call("GET /api/devices") { try await $0.listDevices().ok.body.json })
             }
         }
     }
@@ -181,28 +169,28 @@ struct FaultsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runControl {
-            let client = try api.client
+            let client = try api.client()
             let id = try await api.deviceId(client)
-            var body: [String: JSONValue] = [:]
-            if clear {
-                body = ["heartbeatRepliesSuppressed": .bool(false), "replyDelayMs": .int(0), "actingBusy": .bool(false)]
-            }
-            if noHeartbeatReplies { body["heartbeatRepliesSuppressed"] = .bool(true) }
-            if heartbeatReplies { body["heartbeatRepliesSuppressed"] = .bool(false) }
-            if let replyDelayMs { body["replyDelayMs"] = .int(Int64(replyDelayMs)) }
-            if busy { body["actingBusy"] = .bool(true) }
-            if notBusy { body["actingBusy"] = .bool(false) }
+            var body = Components.Schemas.FaultsRequest()
+            if clear { body = .init(heartbeatRepliesSuppressed: false, replyDelayMs: 0, actingBusy: false) }
+            if noHeartbeatReplies { body.heartbeatRepliesSuppressed = true }
+            if heartbeatReplies { body.heartbeatRepliesSuppressed = false }
+            if let replyDelayMs { body.replyDelayMs = replyDelayMs }
+            if busy { body.actingBusy = true }
+            if notBusy { body.actingBusy = false }
+            let path = "/api/devices/\(id)/faults"
             if let dropConnection {
-                printJSON(try await api.call(client, "POST", "/api/devices/\(id)/faults/drop-connection",
-                                             json: .object(["seconds": .double(dropConnection)])))
+                printJSON(try await client.call("POST \(path)/drop-connection") {
+                    try await $0.dropConnection(path: .init(devId: id), body: .json(.init(seconds: dropConnection))).accepted.body.json
+                })
             }
             if dropP2p {
-                printJSON(try await api.call(client, "POST", "/api/devices/\(id)/faults/drop-p2p"))
+                printJSON(try await client.call("POST \(path)/drop-p2p") { try await $0.dropP2P(path: .init(devId: id)).accepted.body.json })
             }
-            if !body.isEmpty {
-                printJSON(try await api.call(client, "PUT", "/api/devices/\(id)/faults", json: .object(body)))
+            if body != Components.Schemas.FaultsRequest() {
+                printJSON(try await client.call("PUT \(path)") { try await $0.setFaults(path: .init(devId: id), body: .json(body)).ok.body.json })
             } else if dropConnection == nil, !dropP2p {
-                printJSON(try await api.call(client, "GET", "/api/devices/\(id)/faults"))
+                printJSON(try await client.call("GET \(path)") { try await $0.getFaults(path: .init(devId: id)).ok.body.json })
             }
         }
     }
@@ -215,15 +203,17 @@ struct EventsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runControl {
-            let client = try api.client
-            let query = api.device.map { "?device=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
-            let stream = ControlEventStream(client: client, path: "/api/events" + query)
-            guard await stream.waitUntilOpen() else {
-                // Ask once more in the ordinary way for a clear reason (unreachable, 401, 404).
-                try await api.call(client, "GET", "/api/devices" + (api.device.map { "/" + $0 } ?? ""))
-                throw ControlCommandFailure("the event stream at \(client.baseURL)/api/events did not open")
+            // The stream lasts as long as the process it watches: no request deadline.
+            let client = try api.client(timeout: .seconds(10 * 365 * 86_400))
+            let device = api.device
+            let body = try await client.call("GET /api/events") { try await $0.events(query: .init(device: device)).ok.body.textEventStream }
+            do {
+                for try await event in body.asDecodedServerSentEvents() {
+                    if let data = event.data { say(data) }
+                }
+            } catch {
+                throw ControlCommandFailure("the event stream at \(client.baseURL)/api/events ended: \(error)")
             }
-            for await line in stream.events { say(line) }
         }
     }
 }

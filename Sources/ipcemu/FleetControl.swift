@@ -4,6 +4,7 @@ import ControlAPI
 import Emulator
 import IPCWire
 import MQTTTransport
+import ControlAPISpec
 
 extension ControlOptions {
     /// The control plane of a fleet process: every device in one registry (every per-device route
@@ -86,17 +87,21 @@ struct FleetFaultsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runControl {
-            let client = try api.client
+            let client = try api.client()
             if let reconnectStorm {
-                printJSON(try await api.call(client, "POST", "/api/fleet/faults/drop-connection",
-                                             json: .object(["seconds": .double(reconnectStorm), "jitterSeconds": .double(jitter)])))
+                let body = Components.Schemas.FleetDropConnectionRequest(seconds: reconnectStorm, jitterSeconds: jitter)
+                printJSON(try await client.call("POST /api/fleet/faults/drop-connection") {
+                    try await $0.fleetDropConnection(body: .json(body)).accepted.body.json
+                })
             }
             if let suppressHeartbeats {
-                printJSON(try await api.call(client, "PUT", "/api/fleet/faults/heartbeats",
-                                             json: .object(["suppressFraction": .double(suppressHeartbeats)])))
+                let body = Components.Schemas.FleetHeartbeatsRequest(suppressFraction: suppressHeartbeats)
+                printJSON(try await client.call("PUT /api/fleet/faults/heartbeats") {
+                    try await $0.fleetSuppressHeartbeats(body: .json(body)).ok.body.json
+                })
             }
             if reconnectStorm == nil, suppressHeartbeats == nil {
-                printJSON(try await api.call(client, "GET", "/api/fleet"))
+                printJSON(try await client.call("GET /api/fleet") { try await $0.getFleet().ok.body.json })
             }
         }
     }

@@ -5,6 +5,7 @@ import Foundation
 import IPCWire
 import Testing
 import TestSupport
+import Yams
 
 /// A small validator for the subset of OpenAPI 3.0 schemas the document uses: type, nullable,
 /// properties/required/additionalProperties, items, enum, $ref.
@@ -57,9 +58,10 @@ extension ControlAPI {
         @Test("every route the server has is documented, and every documented operation is a route")
         func routesMatch() async throws {
             try await withControl { f in
-                let reply = try await f.request("GET", "/openapi.json")
+                let reply = try await f.request("GET", "/openapi.yaml")
                 #expect(reply.status == 200)
-                let doc = try #require(reply.json)
+                #expect(reply.text == ControlServer.openAPIDocument)
+                let doc = try openAPIJSON(reply.text)
                 #expect(doc["openapi"]?.string?.hasPrefix("3.") == true)
                 guard case .object(let paths)? = doc["paths"] else { Issue.record("no paths"); return }
                 var documented = Set<String>()
@@ -67,17 +69,17 @@ extension ControlAPI {
                     guard case .object(let ops) = item else { continue }
                     for method in ops.keys { documented.insert("\(method.uppercased()) \(path)") }
                 }
-                let served = Set(ControlServer.routes.map(\.description))
+                let served = Set(f.server.routes.map(\.description))
                 #expect(served.subtracting(documented).isEmpty, "undocumented: \(served.subtracting(documented).sorted())")
                 #expect(documented.subtracting(served).isEmpty, "not served: \(documented.subtracting(served).sorted())")
-                #expect(served.count == ControlServer.routes.count)
+                #expect(served.count == f.server.routes.count)
             }
         }
 
         @Test("every documented operation answers with a documented status and JSON shape")
         func liveSweep() async throws {
             try await withControl(edit: { $0.behaviour.answerPolicy = .manual }, phone: true) { f in
-                let doc = try #require(try await f.request("GET", "/openapi.json").json)
+                let doc = try openAPIJSON(try await f.request("GET", "/openapi.yaml").text)
                 guard case .object(let schemas)? = doc["components"]?["schemas"] else { Issue.record("no schemas"); return }
                 let checker = SchemaChecker(schemas: schemas)
                 var exercised = Set<String>()
@@ -107,7 +109,7 @@ extension ControlAPI {
                 }
 
                 try await call("GET", "/", expect: 200)
-                try await call("GET", "/openapi.json", expect: 200)
+                try await call("GET", "/openapi.yaml", expect: 200)
                 try await call("GET", "/metrics", expect: 200)
                 try await call("GET", "/api/devices", expect: 200)
                 try await call("GET", "/api/devices", query: "?offset=0&limit=5&prefix=ipcemu&phase=idle", expect: 200)
@@ -184,6 +186,12 @@ extension ControlAPI {
             }
         }
     }
+}
+
+/// The served YAML document as JSON (the checker reads JSON).
+func openAPIJSON(_ yaml: String) throws -> JSONValue {
+    let object = try #require(try Yams.load(yaml: yaml))
+    return try JSONValue.parse(Array(try JSONSerialization.data(withJSONObject: object)))
 }
 
 func phoneRings(_ phone: ConsolePhone, within timeout: Duration = .seconds(5)) async -> Bool {

@@ -35,7 +35,7 @@ extension ControlAPI {
         func requestsNeedTheToken() async throws {
             try await withControl(token: "s3cret") { f in
                 let anonymous = try ControlHTTPClient(baseURL: f.server.url)
-                for path in ["/api/devices", "/metrics", "/", "/openapi.json", f.base + "/journal"] {
+                for path in ["/api/devices", "/metrics", "/", "/openapi.yaml", f.base + "/journal"] {
                     let r = try await anonymous.request("GET", path)
                     #expect(r.status == 401, "\(path)")
                     #expect(r.json?["field"]?.string == "Authorization")

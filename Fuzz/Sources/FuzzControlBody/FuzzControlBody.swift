@@ -1,38 +1,40 @@
 import CallEngine
+import Foundation
 import IPCWire
 @testable import ControlAPI
+import ControlAPISpec
 
-// libFuzzer target: the control API's request bodies (JSON objects read field by field). Every
-// reader the routes use is applied to every field; the answer-policy parser too. Invariants:
-// nothing traps; a refusal names a field or says what is wrong.
-
-private let fieldNames = ["targets", "callType", "timeout", "policy", "afterSeconds", "heartbeatRepliesSuppressed",
-                          "replyDelayMs", "actingBusy", "seconds", "sdp", "candidates", "devId", "user"]
+// libFuzzer target: the control API's request bodies, decoded as every request schema of
+// openapi.yaml (the generated Codable types the server decodes them with), then the checks the
+// handlers add (the answer policy). Invariants: nothing traps; a refusal names what is wrong.
 
 func fuzzControlBody(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data else { return 0 }
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    let body: RequestBody
-    do {
-        body = try RequestBody(bytes)
-    } catch {
-        precondition(!error.description.isEmpty)
-        return 0
+    let bytes = Data(UnsafeBufferPointer(start: data, count: size))
+    typealias S = Components.Schemas
+    func attempt<T: Decodable>(_: T.Type) -> T? {
+        do {
+            return try JSONDecoder().decode(T.self, from: bytes)
+        } catch let error as DecodingError {
+            precondition(!ControlErrorMiddleware.fromDecoding(error).message.isEmpty)
+            return nil
+        } catch {
+            return nil
+        }
     }
-    _ = try? body.only(fieldNames)
-    for key in Array(body.fields.keys) + fieldNames {
-        _ = body.has(key)
-        _ = try? body.string(key)
-        _ = try? body.bool(key)
-        _ = try? body.number(key, "a number")
-        _ = try? body.integer(key, "an integer")
-        _ = try? body.strings(key)
-    }
-    do {
-        let policy = try ControlRoutes.parsePolicy(body)
-        if case .answerAfter(let ms) = policy { precondition(ms >= 0 && ms <= 3_600_000, "policy delay out of range: \(ms)") }
-    } catch {
-        precondition(!error.description.isEmpty)
+    _ = attempt(S.PressRequest.self)
+    _ = attempt(S.FaultsRequest.self)
+    _ = attempt(S.DropConnectionRequest.self)
+    _ = attempt(S.VideoOffer.self)
+    _ = attempt(S.FleetDropConnectionRequest.self)
+    _ = attempt(S.FleetHeartbeatsRequest.self)
+    if let body = attempt(S.AnswerPolicyRequest.self) {
+        do {
+            let policy = try ControlHandlers.policy(body)
+            if case .answerAfter(let ms) = policy { precondition(ms >= 0 && ms <= 3_600_000, "policy delay out of range: \(ms)") }
+        } catch {
+            precondition(!error.description.isEmpty)
+        }
     }
     return 0
 }
