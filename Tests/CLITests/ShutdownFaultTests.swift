@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// Issue 10 part 3: SIGTERM in every call state, a second SIGTERM, and a teardown that hangs.
-@Suite("Faults: shutdown (issue 10)", .timeLimit(.minutes(1)))
+@Suite("Faults: shutdown (issue 10)", .serialized, .timeLimit(.minutes(1)))
 struct ShutdownFaultTests {
     /// SIGTERM, then the exit: status 0 within `RunCommand`'s 2 s budget; the retained status goes offline.
     private func terminate(_ run: IPCEmuProcess, _ rig: FaultRig) async throws {
@@ -104,7 +104,9 @@ struct ShutdownFaultTests {
             run.signal(SIGTERM)
             let exit = await run.waitForExit(timeout: .seconds(3))
             #expect(exit == 128 + SIGTERM, "exit \(String(describing: exit)): \(run.stderr.suffix(1500))")
-            #expect(ContinuousClock.now - sent < .seconds(1), "exit after \(ContinuousClock.now - sent)")
+            // Before the 5 s deadline (status 143, not 1, says which path ended it); measured
+            // 0.1 s alone, up to 3.5 s with other suites running in parallel.
+            #expect(ContinuousClock.now - sent < .seconds(4), "exit after \(ContinuousClock.now - sent)")
             #expect(run.stderr.contains("second SIGTERM during shutdown"))
         }
     }
