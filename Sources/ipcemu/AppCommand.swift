@@ -236,6 +236,13 @@ extension AppCommand {
         /// `--switch-after`: to `first`, then back, each `every` seconds apart; reports the size the
         /// app decodes next and the time from the message to its first frame.
         static func switchStreams(app: AppUser, sessionId: String, devId: String, first: StreamType, every: Double) async {
+            // "After S seconds of video": the clock starts at the first decoded frame (a link that
+            // is slow to come up must not get the message before it exists: the device drops a
+            // `resolution` for a session without a link, PROTOCOL.md 4).
+            let videoDeadline = Date().addingTimeInterval(30)
+            while Date() < videoDeadline, (await app.videoStats(sessionId: sessionId)?.framesDecoded ?? 0) == 0 {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
             for target in [first, first == .main ? StreamType.sub : .main] {
                 try? await Task.sleep(for: seconds(every))
                 guard let before = await app.videoStats(sessionId: sessionId) else { return }
