@@ -1,5 +1,6 @@
 import CallEngine
 import CallRuntime
+import Camera
 import DeviceProfile
 import Foundation
 import IPCWire
@@ -39,6 +40,8 @@ public actor Device {
     private(set) var links: [String: P2PLink] = [:]
     /// Where the links' video comes from.
     nonisolated let feeds: VideoFeeds
+    /// What the camera of the links last reported (nil until a link streamed it).
+    public private(set) var cameraStatus: FrameSourceStatus?
     /// PROTOCOL.md 4: who may open, replace and close a link (sans-IO, CallEngine).
     private var linkRules: P2PLinkRules
     private var closedMedia = MediaTotals()
@@ -431,6 +434,16 @@ public actor Device {
                     fields: [("session", link.sessionId), ("why", why)])
         case .note(let text):
             log.log(.info, text, device: devId, fields: [("session", link.sessionId)])
+        case .camera(let status):
+            // Issue 10: a camera unplugged mid-call is reported (the call goes on; video resumes
+            // when the capture recovers).
+            cameraStatus = status
+            if case .noVideo(let reason) = status {
+                log.log(.warning, "camera lost, the call goes on without video", device: devId,
+                        fields: [("session", link.sessionId), ("why", reason)])
+            } else {
+                log.log(.info, "camera \(status)", device: devId, fields: [("session", link.sessionId)])
+            }
         case .lost(let why):
             log.log(.warning, "P2P link lost", device: devId, fields: [("session", link.sessionId), ("why", why)])
             closeLink(link.sessionId, notifyPeer: false)

@@ -10,6 +10,8 @@ enum P2PLinkSignal: Sendable {
     case candidate(line: String, mLineIndex: Int)
     case up
     case lost(String)
+    /// The camera the link streams changed state: unplugged (no video, and why) or back (live).
+    case camera(FrameSourceStatus)
     /// The device's screen or sound could not do its part (the link goes on without it).
     case outputProblem(String)
     /// Something worth a log line (the `fmp4Stream` channel's progress and refusals).
@@ -52,6 +54,7 @@ final class P2PLink: @unchecked Sendable {
         let stream: StreamType
         let requestedAt = ContinuousClock.now
         var subscription = 0
+        var statusWatch = 0
         init(feed: VideoFeeds.Feed, stream: StreamType) {
             self.feed = feed
             self.stream = stream
@@ -203,6 +206,11 @@ final class P2PLink: @unchecked Sendable {
             guard let self, let route else { return }
             self.send(accessUnit, isKeyFrame: isKeyFrame, via: route)
         }
+        let continuation = self.continuation
+        route.statusWatch = route.feed.capture.watchStatus { status in
+            if case .stopped = status { return }
+            continuation.yield(.camera(status))
+        }
     }
 
     private func send(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool, via route: Route) {
@@ -222,6 +230,7 @@ final class P2PLink: @unchecked Sendable {
 
     private func drop(_ route: Route) {
         route.feed.fanOut.unsubscribe(route.subscription)
+        route.feed.capture.unwatchStatus(route.statusWatch)
         feeds.release(route.feed)
     }
 

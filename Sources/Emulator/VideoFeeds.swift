@@ -121,6 +121,9 @@ public final class VideoFeeds: @unchecked Sendable {
         let source: any FrameSource
         private let lock = NSLock()
         private var consumers: [ObjectIdentifier: Feed] = [:]
+        private var lastStatus: FrameSourceStatus?
+        private var statusWatchers: [Int: @Sendable (FrameSourceStatus) -> Void] = [:]
+        private var nextWatcher = 0
 
         init(key: String, source: any FrameSource) {
             self.key = key
@@ -129,11 +132,35 @@ public final class VideoFeeds: @unchecked Sendable {
 
         func start() throws(CameraError) {
             try source.start { [weak self] event in
-                guard let self, case .frame(let frame) = event else { return }
-                let feeds = self.lock.withLock { Array(self.consumers.values) }
-                for feed in feeds { feed.take(frame) }
+                guard let self else { return }
+                switch event {
+                case .frame(let frame):
+                    let feeds = self.lock.withLock { Array(self.consumers.values) }
+                    for feed in feeds { feed.take(frame) }
+                case .status(let status):
+                    let watchers = self.lock.withLock { () -> [@Sendable (FrameSourceStatus) -> Void] in
+                        self.lastStatus = status
+                        return Array(self.statusWatchers.values)
+                    }
+                    for watcher in watchers { watcher(status) }
+                }
             }
         }
+
+        /// What the source last said (live, no video and why, stopped); nil before it said anything.
+        var status: FrameSourceStatus? { lock.withLock { lastStatus } }
+
+        /// Calls `watcher` (on the capture's thread) with each status from now on (a camera
+        /// unplugged and plugged back, issue 10); give the id back to `unwatchStatus`.
+        func watchStatus(_ watcher: @escaping @Sendable (FrameSourceStatus) -> Void) -> Int {
+            lock.withLock {
+                nextWatcher += 1
+                statusWatchers[nextWatcher] = watcher
+                return nextWatcher
+            }
+        }
+
+        func unwatchStatus(_ id: Int) { _ = lock.withLock { statusWatchers.removeValue(forKey: id) } }
 
         func attach(_ feed: Feed) { lock.withLock { consumers[ObjectIdentifier(feed)] = feed } }
         func detach(_ feed: Feed) { _ = lock.withLock { consumers.removeValue(forKey: ObjectIdentifier(feed)) } }

@@ -80,6 +80,71 @@ struct SharedCameraTests {
     }
 }
 
+/// Issue 10: the camera unplugged mid-call. The device reports it (its `cameraStatus`, a warning),
+/// the call goes on, and the video resumes when the camera is plugged back.
+@Suite("A camera unplugged mid-call")
+struct CameraUnplugTests {
+    static let path = "/dev/video-unplug-test"
+
+    @Test("the device reports the lost camera, the call stays answered, video resumes when it is back")
+    func unplugMidCall() async throws {
+        let camera = FakeV4L2.Camera(path: Self.path, card: "Unplug Fake Cam",
+                                     offers: [.init(fourcc: CV4L2_PIX_FMT_YUYV, sizes: [(640, 360)], fps: [15])])
+        camera.framesPerSecond = 15
+        let fake = FakeV4L2([camera])
+        let feeds = VideoFeeds(v4l2Driver: fake.driver)
+        feeds.linger = .milliseconds(50)
+        var profile = DeviceProfile.testDoorbell(household: ["u1"], answerPolicy: .answer(afterSeconds: 0))
+        profile.camera = .v4l2(.init(device: Self.path, format: .yuyv, width: 640, height: 360, fps: 15))
+        profile.timers = DeviceProfile.Timers(heartbeatInterval: 1, heartbeatTimeout: 30, connectTimeout: 30)
+        let bus = InProcessBus()
+        let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
+        let device = try Device(profile: profile, transport: bus.transport(options: options), feeds: feeds)
+        try await device.start()
+        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
+        let app = AppUser(userId: "u1", transport: bus.transport(options: MQTTClientOptions(clientID: "app-u1")),
+                          config: AppEngineConfig(userId: "u1", heartbeatIntervalMs: 1000))
+        try await app.start()
+        try await app.add(DeviceAddress(devId: profile.identity.devId, localKey: profile.identity.localKey,
+                                        p2pPassword: profile.identity.p2pPassword))
+        let events = await app.events()
+        let session = try await app.startCall(devId: profile.identity.devId)
+        for await event in events {
+            if case .received(let m, _) = event, m.event == .answer { break }
+        }
+        try await app.openVideo(sessionId: session)
+        #expect(await framesDecoded(app, session, atLeast: 10))
+
+        fake.unplug(Self.path)
+        #expect(await waitFor { if case .noVideo = await device.cameraStatus { true } else { false } })
+        #expect(await device.status.phase == .answered)
+
+        fake.plug(Self.path)
+        #expect(await waitFor { if case .live = await device.cameraStatus { true } else { false } })
+        let atReturn = await app.videoStats(sessionId: session)?.framesDecoded ?? 0
+        #expect(await framesDecoded(app, session, atLeast: atReturn + 10))
+        #expect(await device.status.phase == .answered)
+
+        await app.stop()
+        await device.stop()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while feeds.counts.captures > 0 || fake.openCount > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        withExtendedLifetime(fake) {}
+    }
+}
+
+/// Polls `condition` every 20 ms for up to 15 s.
+private func waitFor(_ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(15)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return false
+}
+
 /// Waits (up to 20 s) until the app has decoded `count` frames on the session's link.
 private func framesDecoded(_ app: AppUser, _ session: String, atLeast count: Int) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(20)
