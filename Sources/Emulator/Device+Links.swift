@@ -1,0 +1,196 @@
+import Camera
+import CallEngine
+import CallRuntime
+import Foundation
+import IPCWire
+import WebRTCLink
+
+/// A device's P2P links (PROTOCOL.md 4): 302 signalling in, links opened, replaced, reaped and
+/// closed, and what each link reports (answer, candidates, up, lost, camera state).
+extension Device {
+    /// PROTOCOL.md 4: 302 signalling. `P2PLinkRules` decides who may open, replace or close a
+    /// link; this carries it out. One case per message type (add new ones here).
+    func receiveSignal(_ signal: SignalMessage) {
+        let h = signal.header
+        // PROTOCOL.md 4: `to` is the devId; a message for someone else is not ours to act on.
+        guard h.to == devId else {
+            refuse("dropped 302 \(signal.type.rawValue) addressed to '\(h.to)', not to this device", kind: .notForUs)
+            return
+        }
+        log.log(.info, "<- \(signal.type.rawValue)", device: devId, fields: [("session", h.sessionId), ("from", h.from)])
+        switch signal.body {
+        case .offer(let offer):
+            let answered = engine.answeredCall.map { (sessionId: $0.sessionId, peer: $0.peer) }
+            switch linkRules.receiveOffer(sessionId: h.sessionId, from: h.from, auth: offer.auth, answeredCall: answered) {
+            case .refuse(let why):
+                refuseOffer(h, why: why)
+            case .open(let replacing):
+                // Issue 11: live view never takes from the answered call; past its limits the
+                // offer gets `disconnect` (unavailable) and an existing link stays as it was.
+                if let why = liveViewRefusal(h) {
+                    if !replacing { linkRules.closed(sessionId: h.sessionId) }
+                    refuseLiveView(h, why: why)
+                    return
+                }
+                openLink(offer, header: h, replacing: replacing)
+            }
+        case .candidate(let candidate):
+            guard linkRules.accepts(sessionId: h.sessionId, from: h.from), let link = links[h.sessionId] else { return }
+            if !candidate.isEndOfCandidates {
+                link.addRemoteCandidate(candidate.wireLine, mLineIndex: candidate.effectiveMLineIndex)
+            }
+        case .disconnect:
+            guard linkRules.receiveDisconnect(sessionId: h.sessionId, from: h.from) else { return }
+            closeLink(h.sessionId, notifyPeer: false)
+            mediaLink(up: false, sessionId: h.sessionId)
+        case .answer:
+            break  // the device is the answerer; an answer from an app means nothing here
+        case .resolution(let resolution):
+            switchStream(resolution, header: h)
+        }
+    }
+
+    // MARK: P2P links (PROTOCOL.md 4)
+
+    /// Opens (or, for a session that has one, replaces) the link of an authorised offer.
+    private func openLink(_ offer: SignalOffer, header h: SignalHeader, replacing: Bool) {
+        if replacing || links[h.sessionId] != nil {
+            log.log(.info, "second offer replaces the link", device: devId, fields: [("session", h.sessionId)])
+            closeLink(h.sessionId, notifyPeer: false)
+            linkRules.opened(sessionId: h.sessionId, peer: h.from)  // the new link is the offerer's
+        }
+        let link: P2PLink
+        do {
+            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h), feeds: feeds)
+            try link.start()
+        } catch {
+            linkRules.closed(sessionId: h.sessionId)
+            log.log(.error, "cannot open the P2P link", device: devId, fields: [("session", h.sessionId), ("why", "\(error)")])
+            var reply = h.reply()
+            reply.from = devId
+            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 2))).envelope(t: clock.nowSeconds()),
+                    what: "disconnect")
+            return
+        }
+        links[h.sessionId] = link
+        // A link that never comes up (no ICE, an app that vanished) is reaped after the profile's
+        // connect timeout, so offers cannot pile up pipelines (issues 10 and 11).
+        reapIfNeverConnected(link)
+        log.log(.info, "P2P link opening", device: devId, fields: [
+            ("session", h.sessionId), ("from", h.from), ("stream", offer.streamType == .sub ? "sub" : "main"),
+        ])
+        linkPumps[h.sessionId] = Task { [weak self] in
+            for await signal in link.signals {
+                await self?.linkSignalled(signal, link: link)
+            }
+        }
+    }
+
+    private func linkSignalled(_ signal: P2PLinkSignal, link: P2PLink) {
+        guard links[link.sessionId] === link else { return }  // replaced or closed meanwhile
+        var reply = link.offerHeader.reply()
+        reply.from = devId
+        switch signal {
+        case .answer(let sdp):
+            publish(SignalMessage(header: reply, body: .answer(SignalAnswer(sdp: sdp))).envelope(t: clock.nowSeconds()),
+                    what: "answer")
+            log.log(.info, "-> 302 answer", device: devId, fields: [("session", link.sessionId), ("to", reply.to)])
+        case .candidate(let line, let index):
+            let candidate = IPCWire.ICECandidate(candidate: line, sdpMLineIndex: index)
+            publish(SignalMessage(header: reply, body: .candidate(candidate)).envelope(t: clock.nowSeconds()),
+                    what: "candidate")
+        case .up:
+            log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
+            mediaLink(up: true, sessionId: link.sessionId)
+        case .outputProblem(let why):
+            log.log(.warning, "screen or sound output unavailable, the link goes on without it", device: devId,
+                    fields: [("session", link.sessionId), ("why", why)])
+        case .note(let text):
+            log.log(.info, text, device: devId, fields: [("session", link.sessionId)])
+        case .camera(let status):
+            // Issue 10: a camera unplugged mid-call is reported (the call goes on; video resumes
+            // when the capture recovers).
+            cameraStatus = status
+            if case .noVideo(let reason) = status {
+                log.log(.warning, "camera lost, the call goes on without video", device: devId,
+                        fields: [("session", link.sessionId), ("why", reason)])
+            } else {
+                log.log(.info, "camera \(status)", device: devId, fields: [("session", link.sessionId)])
+            }
+        case .lost(let why):
+            log.log(.warning, "P2P link lost", device: devId, fields: [("session", link.sessionId), ("why", why)])
+            closeLink(link.sessionId, notifyPeer: false)
+            mediaLink(up: false, sessionId: link.sessionId)
+        }
+    }
+
+    static func reapDelay(seconds: Double) -> Duration {
+        .milliseconds(min(max(1000, WallClock.milliseconds(seconds: seconds)), 3_600_000))
+    }
+
+    /// Tears a link down; with `notifyPeer`, the app gets `disconnect` (close_reason 0).
+    func closeLink(_ sessionId: String, notifyPeer: Bool) {
+        linkRules.closed(sessionId: sessionId)
+        guard let link = links.removeValue(forKey: sessionId) else { return }
+        linkPumps.removeValue(forKey: sessionId)?.cancel()
+        let final = link.stats
+        closedMedia.framesSent += final.videoFramesSent
+        closedMedia.framesReceived += final.videoFramesReceived
+        link.close()
+        if notifyPeer, connected {
+            var reply = link.offerHeader.reply()
+            reply.from = devId
+            publish(SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: 0))).envelope(t: clock.nowSeconds()),
+                    what: "disconnect")
+        }
+        log.log(.info, "P2P link closed", device: devId, fields: [("session", sessionId)])
+    }
+
+    /// Media counters of the session's link (nil when it has none).
+    public func mediaStats(sessionId: String) -> LinkStatistics? { links[sessionId]?.stats }
+
+    /// Media counters of every open link.
+    public var mediaLinks: [String: LinkStatistics] { links.mapValues(\.stats) }
+
+    /// The latest frame the app sent on the session's link, as JPEG (proof of a two-way call).
+    public func receivedFrameJPEG(sessionId: String) throws -> [UInt8]? {
+        guard let link = links[sessionId] else { return nil }
+        return try link.snapshotJPEG()
+    }
+
+    /// Fault injection: drops every P2P link as if the network failed (the engine then applies
+    /// the 5 s rule of PROTOCOL.md 3.3).
+    @discardableResult
+    public func dropMediaLinks() -> Int {
+        let sessions = Array(links.keys)
+        for sessionId in sessions {
+            log.log(.warning, "fault: dropping the P2P link", device: devId, fields: [("session", sessionId)])
+            closeLink(sessionId, notifyPeer: false)
+            mediaLink(up: false, sessionId: sessionId)
+        }
+        return sessions.count
+    }
+
+    /// A link that is not the answered call's, from the user who answered it (issue 11 limits).
+    func isLiveView(_ h: SignalHeader) -> Bool {
+        guard let answered = engine.answeredCall else { return true }
+        return !(answered.sessionId == h.sessionId && answered.peer == h.from)
+    }
+
+    private func refuseOffer(_ h: SignalHeader, why: String) {
+        refuseOffer(h, why: why, what: "unauthorised offer", closeReason: SignalDisconnect.unauthorised)
+    }
+
+    /// An offer refused: counted, logged, observed, and the sender gets `disconnect` with
+    /// `closeReason`; nothing else changes (PROTOCOL.md 4).
+    func refuseOffer(_ h: SignalHeader, why: String, what: String, closeReason: Int64) {
+        _ = refusals.record(.signal, nowMs: clock.nowMs())
+        log.log(.warning, "-> disconnect (\(what))", device: devId,
+                fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
+        emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
+        var reply = h.reply()
+        reply.from = devId
+        let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: closeReason)))
+        publish(message.envelope(t: clock.nowSeconds()), what: "disconnect")
+    }
+}
