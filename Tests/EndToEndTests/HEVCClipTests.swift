@@ -40,6 +40,12 @@ extension EndToEnd {
                 #expect(stats.width == 320 && stats.height == 180)
                 #expect(stats.stampErrors == 0, "\(stats.summary)")
                 #expect(stats.stampsRead == stats.framesDecoded)
+                // 0 dropped within the loop: each counter is the one before plus 1, modulo the
+                // clip's 60 frames (the counter starts again when the clip loops).
+                let counters = stats.stamps.map { Int($0.counter) }
+                #expect(counters.count == stats.framesDecoded)
+                #expect(zip(counters, counters.dropFirst()).allSatisfy { ($0 + 1) % 60 == $1 }, "\(counters)")
+                #expect(counters.contains(59) && counters.contains(0))
                 // The feed is the clip passed through: frames taken, no encoder, no error.
                 let feeds = h.device.feeds.feeds(keyContaining: path)
                 #expect(feeds.count == 1)
