@@ -239,7 +239,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport"]
+            dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport", "CameraTestSupport"]
         ),
     ]
 )

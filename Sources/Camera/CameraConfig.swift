@@ -1,3 +1,5 @@
+import Foundation
+
 /// A camera as a device profile describes it: which source, what size and rate. The profile's
 /// camera section maps onto this; the CLI builds it from `--camera`, `--size`, `--fps`.
 public struct CameraConfig: Sendable, Equatable {
@@ -59,6 +61,18 @@ public struct CameraConfig: Sendable, Equatable {
         throw .invalidConfig("camera \"\(spec)\": expected test-pattern, v4l2:/dev/videoN, v4l2:NAME or clip:FILE")
     }
 
+    /// Which codec a clip holds: `.h265`/`.hevc`/`.265` files are H.265, `.h264`/`.264` files
+    /// H.264; any other name is sniffed from its first NAL unit header (`H265Clip.looksLikeH265`).
+    public static func clipIsH265(_ path: String) throws(CameraError) -> Bool {
+        let ext = (path as NSString).pathExtension.lowercased()
+        if ["h265", "hevc", "265"].contains(ext) { return true }
+        if ["h264", "264"].contains(ext) { return false }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .clip("cannot read \(path)") }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 4096)) ?? nil
+        return H265Clip.looksLikeH265([UInt8](head ?? Data()))
+    }
+
     /// Parses "1280x720".
     public static func parseSize(_ text: String) throws(CameraError) -> (width: Int, height: Int) {
         let parts = text.lowercased().split(separator: "x")
@@ -80,6 +94,11 @@ public struct CameraConfig: Sendable, Equatable {
                 request: V4L2Negotiation.Request(width: width, height: height, fps: fps, format: preferredFormat),
                 driver: v4l2Driver)
         case .clip(let path):
+            if try Self.clipIsH265(path) {
+                // Paced at the configured rate (the clip's VUI timing is not read).
+                let clip = try H265Clip.shared(contentsOfFile: path)
+                return try ClipLoopSource(h265: clip, width: width, height: height, fps: fps, label: path)
+            }
             // The clip's own rate (SPS timing) when it states one, else the configured rate.
             let clip = try H264Clip.shared(contentsOfFile: path)
             return try ClipLoopSource(clip: clip, fps: clip.fps == nil ? fps : nil, label: path)

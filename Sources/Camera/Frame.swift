@@ -10,11 +10,14 @@ public enum PixelFormat: String, Sendable, Equatable, Hashable, CaseIterable, Cu
     case mjpeg = "MJPEG"
     /// One H.264 access unit in Annex-B form (start codes); SPS and PPS precede every IDR.
     case h264 = "H264"
+    /// One H.265 access unit in Annex-B form; VPS, SPS and PPS precede every key frame (an H.265
+    /// clip passed through to the `fmp4Stream` data channel, PROTOCOL.md 7).
+    case h265 = "H265"
 
     public var description: String { rawValue }
 
     /// True for the formats a camera delivers already compressed.
-    public var isCompressed: Bool { self == .mjpeg || self == .h264 }
+    public var isCompressed: Bool { self == .mjpeg || self == .h264 || self == .h265 }
 
     /// The byte count of one raw frame, or nil for compressed formats.
     public func rawFrameSize(width: Int, height: Int) -> Int? {
@@ -22,7 +25,7 @@ public enum PixelFormat: String, Sendable, Equatable, Hashable, CaseIterable, Cu
         switch self {
         case .i420, .nv12: return width * height + 2 * chroma
         case .yuyv: return 2 * width * height
-        case .mjpeg, .h264: return nil
+        case .mjpeg, .h264, .h265: return nil
         }
     }
 }

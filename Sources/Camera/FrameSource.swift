@@ -64,7 +64,7 @@ public enum CameraError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidConfig(let why): return "invalid camera config: \(why)"
         case .alreadyStarted: return "the source was already started"
         case .v4l2(let error): return error.description
-        case .clip(let why): return "H.264 clip: \(why)"
+        case .clip(let why): return "clip: \(why)"
         case .encoder(let why): return "encoder: \(why)"
         }
     }

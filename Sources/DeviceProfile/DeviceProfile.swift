@@ -304,7 +304,7 @@ extension DeviceProfile {
         case testPattern
         /// A V4L2 capture device.
         case v4l2(V4L2Camera)
-        /// An H.264 Annex-B file played in a loop.
+        /// An H.264 or H.265 Annex-B file played in a loop (H.265: for the `fmp4Stream` channel only).
         case clip(ClipFile)
 
         /// The YAML spelling of the camera type.
@@ -355,7 +355,7 @@ extension DeviceProfile {
     }
 
     public struct ClipFile: Sendable, Equatable {
-        /// Absolute path of the H.264 Annex-B file (a relative path in YAML is relative to the profile).
+        /// Absolute path of the H.264 or H.265 Annex-B file (a relative path in YAML is relative to the profile).
         public var path: String
         public var fps: Int
         public init(path: String, fps: Int) {

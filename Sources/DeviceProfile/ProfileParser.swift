@@ -415,8 +415,8 @@ struct ProfileParser {
                 fps: fps ?? main.fps))
         case "clip":
             guard m.refuse(keysOutside: ["type", "path", "fps"], because: "a clip camera") else { return nil }
-            let path = m.requiredString("path", expected: "the path of an H.264 Annex-B file") { text in
-                if text.isEmpty { return "expected the path of an H.264 Annex-B file, got an empty string" }
+            let path = m.requiredString("path", expected: "the path of an H.264 or H.265 Annex-B file") { text in
+                if text.isEmpty { return "expected the path of an H.264 or H.265 Annex-B file, got an empty string" }
                 let full = self.resolve(text)
                 return FileManager.default.fileExists(atPath: full) ? nil : "file not found: \(full)"
             }

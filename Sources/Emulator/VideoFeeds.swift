@@ -89,6 +89,11 @@ public final class VideoFeeds: @unchecked Sendable {
         }
     }
 
+    /// The running feeds whose key (camera, size, codec) contains `text` (for tests).
+    func feeds(keyContaining text: String) -> [Feed] {
+        lock.withLock { feeds.values.filter { $0.key.contains(text) } }
+    }
+
     /// Open captures and feeds (for tests and the benchmark).
     var counts: (captures: Int, feeds: Int) { lock.withLock { (captures.count, feeds.count) } }
 
@@ -212,7 +217,12 @@ public final class VideoFeeds: @unchecked Sendable {
                 lock.withLock { if failure == nil { failure = "H.265 from an H.264 camera or clip is not supported (no transcoding)" } }
                 return
             }
-            if frame.format == .h264 {
+            if frame.format == .h265, codec == .h264 {
+                lock.withLock { if failure == nil { failure = "H.264 from an H.265 clip is not supported (no transcoding)" } }
+                return
+            }
+            // A compressed stream of the feed's own codec is passed through (no encoder).
+            if frame.format == .h264 || frame.format == .h265 {
                 lock.withLock { framesTaken += 1 }
                 frame.bytes.withUnsafeBytes { fanOut.deliver($0, isKeyFrame: frame.isKeyFrame) }
                 return
@@ -224,7 +234,7 @@ public final class VideoFeeds: @unchecked Sendable {
             case .nv12: input = .captured(.nv12, width: frame.width, height: frame.height)
             case .yuyv: input = .captured(.yuyv, width: frame.width, height: frame.height)
             case .mjpeg: input = .captured(.mjpeg, width: frame.width, height: frame.height)
-            case .h264: return
+            case .h264, .h265: return
             }
             guard let encoder = encoder(for: input) else { return }
             _ = frame.bytes.withUnsafeBytes { encoder.push($0) }

@@ -55,6 +55,7 @@ static const uint32_t CV4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;
 static const uint32_t CV4L2_PIX_FMT_MJPEG = V4L2_PIX_FMT_MJPEG;
 static const uint32_t CV4L2_PIX_FMT_JPEG = V4L2_PIX_FMT_JPEG;
 static const uint32_t CV4L2_PIX_FMT_H264 = V4L2_PIX_FMT_H264;
+static const uint32_t CV4L2_PIX_FMT_HEVC = V4L2_PIX_FMT_HEVC;
 static const uint32_t CV4L2_PIX_FMT_NV12 = V4L2_PIX_FMT_NV12;
 static const uint32_t CV4L2_PIX_FMT_YUV420 = V4L2_PIX_FMT_YUV420;
 

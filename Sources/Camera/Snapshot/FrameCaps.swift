@@ -10,6 +10,7 @@ public enum FrameCaps {
         case .yuyv: return "video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(rate)"
         case .mjpeg: return "image/jpeg,width=\(width),height=\(height),framerate=\(rate)"
         case .h264: return "video/x-h264,stream-format=byte-stream,alignment=au,width=\(width),height=\(height),framerate=\(rate)"
+        case .h265: return "video/x-h265,stream-format=byte-stream,alignment=au,framerate=\(rate)"
         }
     }
 
@@ -19,6 +20,7 @@ public enum FrameCaps {
         case .i420, .nv12, .yuyv: return ""
         case .mjpeg: return "jpegdec ! "
         case .h264: return "h264parse ! avdec_h264 ! "
+        case .h265: return "h265parse ! avdec_h265 ! "
         }
     }
 
@@ -31,7 +33,7 @@ public enum FrameCaps {
         case .i420: planes = [(w, h, up4(w)), (cw, ch, up4(cw)), (cw, ch, up4(cw))]
         case .nv12: planes = [(w, h, up4(w)), (2 * cw, ch, up4(2 * cw))]
         case .yuyv: planes = [(2 * w, h, up4(2 * w))]
-        case .mjpeg, .h264: return frame.bytes
+        case .mjpeg, .h264, .h265: return frame.bytes
         }
         if planes.allSatisfy({ $0.rowBytes == $0.stride }) { return frame.bytes }
         var out = [UInt8]()

@@ -129,7 +129,7 @@ public struct LatencyStamp: Sendable, Equatable, CustomStringConvertible {
             return try read(luma: frame.bytes, width: frame.width, height: frame.height, stride: frame.width)
         case .yuyv:
             return try read(luma: frame.bytes, width: frame.width, height: frame.height, stride: 2 * frame.width, pixelStride: 2)
-        case .mjpeg, .h264:
+        case .mjpeg, .h264, .h265:
             throw .compressedFrame(frame.format)
         }
     }

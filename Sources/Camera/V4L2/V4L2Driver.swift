@@ -124,6 +124,7 @@ extension PixelFormat {
         case .yuyv: return CV4L2_PIX_FMT_YUYV
         case .mjpeg: return CV4L2_PIX_FMT_MJPEG
         case .h264: return CV4L2_PIX_FMT_H264
+        case .h265: return CV4L2_PIX_FMT_HEVC
         }
     }
 

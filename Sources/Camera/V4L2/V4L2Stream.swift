@@ -162,7 +162,7 @@ final class V4L2Stream {
         case .nv12:
             copyPlane(offset: 0, rows: height, stride: bytesPerLine, bytes: width)
             copyPlane(offset: bytesPerLine * height, rows: ch, stride: bytesPerLine, bytes: 2 * cw)
-        case .mjpeg, .h264:
+        case .mjpeg, .h264, .h265:
             break
         }
         return out

@@ -1,0 +1,25 @@
+import Camera
+
+/// Test clips for the H.265 pass-through (PROTOCOL.md 7): stamped test-pattern frames (counter n
+/// for frame n) through a real x265enc, as an Annex-B byte stream.
+public enum H265ClipEncoder {
+    public static func encode(count: Int, width: Int, height: Int, fps: Int = 15, keyInterval: Int = 15) throws -> [UInt8] {
+        let frameNs = UInt64(1_000_000_000 / fps)
+        let caps = FrameCaps.caps(format: .i420, width: width, height: height, fps: Double(fps))
+        let pipeline = try GStreamerPipeline(
+            "appsrc name=src format=time caps=\"\(caps)\" ! x265enc tune=zerolatency speed-preset=ultrafast "
+                + "key-int-max=\(keyInterval) bitrate=400 ! h265parse ! video/x-h265,stream-format=byte-stream,alignment=au ! "
+                + "appsink name=sink sync=false")
+        try pipeline.play()
+        defer { pipeline.stop() }
+        var generator = try TestPatternGenerator(width: width, height: height)
+        for i in 0..<count {
+            let frame = generator.nextFrame(unixMs: 1_000_000 + Int64(i), timestampNs: UInt64(i) * frameNs)
+            try pipeline.push(frame.bytes, ptsNs: UInt64(i) * frameNs, durationNs: frameNs)
+        }
+        try pipeline.endOfStream()
+        var out: [UInt8] = []
+        while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { out += sample.bytes }
+        return out
+    }
+}

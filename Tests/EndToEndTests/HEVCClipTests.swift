@@ -1,0 +1,58 @@
+import AppSimulator
+import Camera
+import CameraTestSupport
+import DeviceProfile
+@testable import Emulator
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// PROTOCOL.md 7 with an H.265 clip as the camera: its access units go over the `fmp4Stream`
+    /// data channel as they are (no encoder in the device).
+    @Suite("HEVC clip passed through over fmp4Stream (7)")
+    struct HEVCClip {
+        @Test("an H.265 clip of the stamped pattern: every segment decoded, every stamp read, no encoder", .timeLimit(.minutes(1)))
+        func clipCall() async throws {
+            let data = try H265ClipEncoder.encode(count: 60, width: 320, height: 180, fps: 15, keyInterval: 15)
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-e2e-\(getpid())-\(UUID().uuidString).hevc").path
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(data)))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try await withHarness(edit: { p in
+                HEVCDataChannel.lightHEVCProfile(&p)
+                p.camera = .clip(DeviceProfile.ClipFile(path: path, fps: 15))
+            }) { h in
+                let (alice, events) = try await h.app("user-alice")
+                try await alice.startCall(devId: h.devId, timeoutSeconds: 10)
+                #expect(await events.first { $0.receivedEvent(.answer) } != nil)
+                let sid = try await alice.openVideo(hevc: true)
+                // 75 frames at 15 fps: the 60-frame clip loops at least once.
+                #expect(await VideoCall.until(.seconds(25)) { (await alice.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= 75 })
+                let report = try #require(await alice.hevcReport(sessionId: sid))
+                #expect(report.initializationSegments == 1 && report.initializationSizes == ["hvc1 320x180"])
+                #expect(report.errors == 0, "\(report.errorTexts)")
+                #expect(report.framing.segmentNumberGaps == 0 && report.framing.segmentsDropped == 0)
+                #expect(report.keyFrames >= 5 && report.decoderError == nil)
+                #expect(await VideoCall.until(.seconds(3)) {
+                    let decoded = await alice.videoStats(sessionId: sid)?.framesDecoded ?? -1
+                    return await alice.hevcReport(sessionId: sid)?.mediaSegments == decoded
+                })
+                let stats = try #require(await alice.videoStats(sessionId: sid))
+                #expect(stats.width == 320 && stats.height == 180)
+                #expect(stats.stampErrors == 0, "\(stats.summary)")
+                #expect(stats.stampsRead == stats.framesDecoded)
+                // 0 dropped within the loop: each counter is the one before plus 1, modulo the
+                // clip's 60 frames (the counter starts again when the clip loops).
+                let counters = stats.stamps.map { Int($0.counter) }
+                #expect(counters.count == stats.framesDecoded)
+                #expect(zip(counters, counters.dropFirst()).allSatisfy { ($0 + 1) % 60 == $1 }, "\(counters)")
+                #expect(counters.contains(59) && counters.contains(0))
+                // The feed is the clip passed through: frames taken, no encoder, no error.
+                let feeds = h.device.feeds.feeds(keyContaining: path)
+                #expect(feeds.count == 1)
+                #expect(feeds.allSatisfy { $0.isPassThrough && $0.encoderStats == nil && $0.error == nil })
+                print("HEVC clip over fmp4Stream: \(stats.summary); \(report.mediaSegments) segments, \(report.keyFrames) key")
+                try await alice.hangUp()
+            }
+        }
+    }
+}
