@@ -20,33 +20,10 @@ struct SharedCameraTests {
 
     @Test("the answered call and a live-view viewer both decode frames from one open of the camera")
     func callAndLiveViewShareTheCamera() async throws {
-        let camera = FakeV4L2.Camera(path: Self.path, card: "Shared Fake Cam",
-                                     offers: [.init(fourcc: CV4L2_PIX_FMT_YUYV, sizes: [(640, 360)], fps: [15])])
-        camera.framesPerSecond = 15
-        let fake = FakeV4L2([camera])
-        let feeds = VideoFeeds(v4l2Driver: fake.driver)
-        feeds.linger = .milliseconds(50)
-
-        var profile = DeviceProfile.testDoorbell(household: ["u1", "u2"], answerPolicy: .answer(afterSeconds: 0))
-        profile.camera = .v4l2(.init(device: Self.path, format: .yuyv, width: 640, height: 360, fps: 15))
-        profile.capabilities.liveView = true
-        // Generous call timers: on a loaded machine a 3 s heartbeat timeout ends the call before
-        // the video is up, which is not what this test is about.
-        profile.timers = DeviceProfile.Timers(heartbeatInterval: 1, heartbeatTimeout: 20, connectTimeout: 20)
-        let bus = InProcessBus()
-        let device = try Device(profile: profile,
-                                transport: bus.transport(options: Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))),
-                                feeds: feeds)
-        try await device.start()
-        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
-
-        func app(_ userId: String) -> AppUser {
-            AppUser(userId: userId, transport: bus.transport(options: MQTTClientOptions(clientID: "app-\(userId)")),
-                    config: AppEngineConfig(userId: userId, heartbeatIntervalMs: 1000))
-        }
-        let caller = app("u1"), viewer = app("u2")
-        let address = DeviceAddress(devId: profile.identity.devId, localKey: profile.identity.localKey,
-                                    p2pPassword: profile.identity.p2pPassword)
+        let rig = try await FakeCameraRig(path: Self.path, household: ["u1", "u2"], liveView: true)
+        let (device, feeds, fake, profile) = (rig.device, rig.feeds, rig.fake, rig.profile)
+        let caller = rig.app("u1"), viewer = rig.app("u2")
+        let address = rig.address
         for app in [caller, viewer] {
             try await app.start()
             try await app.add(address)
@@ -69,14 +46,9 @@ struct SharedCameraTests {
 
         await viewer.stop()
         await caller.stop()
-        await device.stop()
-        // The last link gone, the feed lingers 50 ms and then closes the camera (the capture
-        // thread calls the fake driver until then: it must outlive the capture).
-        let deadline = ContinuousClock.now + .seconds(10)
-        while feeds.counts.captures > 0 || fake.openCount > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        await rig.finish()
         #expect(feeds.counts.captures == 0)
         #expect(fake.openCount == 0)
-        withExtendedLifetime(fake) {}
     }
 }
 
@@ -88,25 +60,11 @@ struct CameraUnplugTests {
 
     @Test("the device reports the lost camera, the call stays answered, video resumes when it is back")
     func unplugMidCall() async throws {
-        let camera = FakeV4L2.Camera(path: Self.path, card: "Unplug Fake Cam",
-                                     offers: [.init(fourcc: CV4L2_PIX_FMT_YUYV, sizes: [(640, 360)], fps: [15])])
-        camera.framesPerSecond = 15
-        let fake = FakeV4L2([camera])
-        let feeds = VideoFeeds(v4l2Driver: fake.driver)
-        feeds.linger = .milliseconds(50)
-        var profile = DeviceProfile.testDoorbell(household: ["u1"], answerPolicy: .answer(afterSeconds: 0))
-        profile.camera = .v4l2(.init(device: Self.path, format: .yuyv, width: 640, height: 360, fps: 15))
-        profile.timers = DeviceProfile.Timers(heartbeatInterval: 1, heartbeatTimeout: 30, connectTimeout: 30)
-        let bus = InProcessBus()
-        let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
-        let device = try Device(profile: profile, transport: bus.transport(options: options), feeds: feeds)
-        try await device.start()
-        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
-        let app = AppUser(userId: "u1", transport: bus.transport(options: MQTTClientOptions(clientID: "app-u1")),
-                          config: AppEngineConfig(userId: "u1", heartbeatIntervalMs: 1000))
+        let rig = try await FakeCameraRig(path: Self.path, household: ["u1"], liveView: false)
+        let (device, fake, profile) = (rig.device, rig.fake, rig.profile)
+        let app = rig.app("u1")
         try await app.start()
-        try await app.add(DeviceAddress(devId: profile.identity.devId, localKey: profile.identity.localKey,
-                                        p2pPassword: profile.identity.p2pPassword))
+        try await app.add(rig.address)
         let events = await app.events()
         let session = try await app.startCall(devId: profile.identity.devId)
         for await event in events {
@@ -126,10 +84,56 @@ struct CameraUnplugTests {
         #expect(await device.status.phase == .answered)
 
         await app.stop()
+        await rig.finish()
+    }
+}
+
+/// A device whose camera is a fake V4L2 camera (YUYV 640x360 at 15 fps) behind its own feeds, on an
+/// in-process bus, with generous call timers (on a loaded machine a 3 s heartbeat timeout ends the
+/// call before the video is up, which is not what these tests are about).
+private struct FakeCameraRig {
+    let fake: FakeV4L2
+    let feeds: VideoFeeds
+    let profile: DeviceProfile
+    let bus = InProcessBus()
+    let device: Device
+
+    init(path: String, household: [String], liveView: Bool) async throws {
+        let camera = FakeV4L2.Camera(path: path, card: "Fake Cam \(path)",
+                                     offers: [.init(fourcc: CV4L2_PIX_FMT_YUYV, sizes: [(640, 360)], fps: [15])])
+        camera.framesPerSecond = 15
+        fake = FakeV4L2([camera])
+        feeds = VideoFeeds(v4l2Driver: fake.driver)
+        feeds.linger = .milliseconds(50)
+        var profile = DeviceProfile.testDoorbell(household: household, answerPolicy: .answer(afterSeconds: 0))
+        profile.camera = .v4l2(.init(device: path, format: .yuyv, width: 640, height: 360, fps: 15))
+        profile.capabilities.liveView = liveView
+        profile.timers = DeviceProfile.Timers(heartbeatInterval: 1, heartbeatTimeout: 30, connectTimeout: 30)
+        self.profile = profile
+        let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
+        device = try Device(profile: profile, transport: bus.transport(options: options), feeds: feeds)
+        try await device.start()
+        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
+    }
+
+    var address: DeviceAddress {
+        DeviceAddress(devId: profile.identity.devId, localKey: profile.identity.localKey,
+                      p2pPassword: profile.identity.p2pPassword)
+    }
+
+    /// An app user on the bus that heartbeats every second.
+    func app(_ userId: String) -> AppUser {
+        AppUser(userId: userId, transport: bus.transport(options: MQTTClientOptions(clientID: "app-\(userId)")),
+                config: AppEngineConfig(userId: userId, heartbeatIntervalMs: 1000))
+    }
+
+    /// Stops the device and waits until the feed has closed the camera: the capture thread calls
+    /// the fake driver until then, so the fake must outlive it.
+    func finish() async {
         await device.stop()
         let deadline = ContinuousClock.now + .seconds(10)
         while feeds.counts.captures > 0 || fake.openCount > 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(20))
         }
         withExtendedLifetime(fake) {}
     }
