@@ -17,16 +17,12 @@ public struct H264Clip: Sendable {
     /// From the SPS VUI timing, when present.
     public let fps: Double?
 
-    private static let cache = Locked<[String: (modified: Date?, clip: H264Clip)]>([:])
+    private static let cache = ClipCache<H264Clip>()
 
     /// Loads a clip once per process: devices naming the same file (unchanged since) share one
     /// parsed copy.
     public static func shared(contentsOfFile path: String) throws(CameraError) -> H264Clip {
-        let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-        if let hit = cache.withLock({ $0[path] }), hit.modified == modified { return hit.clip }
-        let clip = try H264Clip(contentsOfFile: path)
-        cache.withLock { $0[path] = (modified, clip) }
-        return clip
+        try cache.clip(at: path) { (path: String) throws(CameraError) in try H264Clip(contentsOfFile: path) }
     }
 
     public init(contentsOfFile path: String) throws(CameraError) {

@@ -24,15 +24,11 @@ public struct H265Clip: Sendable {
     /// Access units in decoding order, starting at the first key frame.
     public let accessUnits: [AccessUnit]
 
-    private static let cache = Locked<[String: (modified: Date?, clip: H265Clip)]>([:])
+    private static let cache = ClipCache<H265Clip>()
 
     /// Loads a clip once per process (devices naming the same unchanged file share one copy).
     public static func shared(contentsOfFile path: String) throws(CameraError) -> H265Clip {
-        let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-        if let hit = cache.withLock({ $0[path] }), hit.modified == modified { return hit.clip }
-        let clip = try H265Clip(contentsOfFile: path)
-        cache.withLock { $0[path] = (modified, clip) }
-        return clip
+        try cache.clip(at: path) { (path: String) throws(CameraError) in try H265Clip(contentsOfFile: path) }
     }
 
     public init(contentsOfFile path: String) throws(CameraError) {
