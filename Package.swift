@@ -248,6 +248,12 @@ let package = Package(
 // while it builds them into their own scratch path (.build-fuzz) with -sanitize=fuzzer. A normal
 // `swift build` or `swift test` never sees them.
 if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
+    // SwiftPM builds every build-tool plugin of the graph before any product, and would build the
+    // OpenAPI generator with -sanitize=fuzzer (which cannot link). Only the control-body target needs
+    // the generated code: scripts/fuzz.sh sets IPCEMU_FUZZ_CONTROL=1 for it alone.
+    if ProcessInfo.processInfo.environment["IPCEMU_FUZZ_CONTROL"] != "1" {
+        for target in package.targets where target.name == "ControlAPISpec" { target.plugins = [] }
+    }
     package.targets += [
         .target(name: "CFuzzer", path: "Fuzz/Sources/CFuzzer"),
         .executableTarget(name: "FuzzWire", dependencies: ["CFuzzer", "IPCWire"], path: "Fuzz/Sources/FuzzWire"),

@@ -35,7 +35,9 @@ build() {
   # FUZZ_NO_BUILD=1: run the binary already built (another build may hold the scratch path).
   if [[ -n "${FUZZ_NO_BUILD:-}" && -x "$SCRATCH/debug/$p" ]]; then echo "$SCRATCH/debug/$p"; return; fi
   # shellcheck disable=SC2086
-  IPCEMU_FUZZ=1 swift build --scratch-path "$SCRATCH" --product "$p" $JOBS_FLAG \
+  local control=0
+  [[ "$1" == control ]] && control=1
+  IPCEMU_FUZZ=1 IPCEMU_FUZZ_CONTROL=$control swift build --scratch-path "$SCRATCH" --product "$p" $JOBS_FLAG \
     -Xswiftc "-sanitize=$SANITIZE" -Xswiftc -use-ld=lld >&2
   echo "$SCRATCH/debug/$p"
 }

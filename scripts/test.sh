@@ -2,7 +2,11 @@
 # The whole test suite: installs what is missing (idempotent), builds warning-checked, runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's wall time, printed as it ends, so a slow CI run says where its time went.
+started=$SECONDS; step_started=$SECONDS
+step_done() { echo "test.sh: $1 took $((SECONDS - step_started)) s ($((SECONDS - started)) s in all)"; step_started=$SECONDS; }
 scripts/install-deps.sh
+step_done "installing dependencies"
 # Warnings in dependencies' sources and in generated code (swift-openapi-generator's output under
 # .build/plugins/outputs) are not ours; every other warning fails the run.
 not_ours="/.build/(checkouts|plugins/outputs)/"
@@ -11,17 +15,23 @@ if grep -E "^/.*(warning|error):" /tmp/ipcemu-build.log | grep -Eqv "$not_ours";
   echo "test.sh: the build has warnings or errors of our own (see above)" >&2
   exit 1
 fi
+step_done "the build"
 # Serial: two cores give Swift two cooperative threads; tests that wait on child processes
 # (qemu, the CLI) must not starve the timing-sensitive end-to-end tests.
 swift test --skip-build --no-parallel "$@"
+step_done "the Swift tests"
 scripts/check-openapi.sh   # schemathesis against the live control API (docs/control.md)
+step_done "schemathesis"
 # Fuzz smoke (issue 10): the wire, SDP, profile and engine targets FUZZ_SMOKE_SECONDS (default 20)
 # each from their committed seeds, built in .build-fuzz, when the toolchain has libFuzzer;
 # FUZZ_SMOKE_SECONDS=0 skips it. The control-body target runs in scripts/fuzz.sh's long runs.
 if [[ ${FUZZ_SMOKE_SECONDS:-20} -gt 0 ]] && scripts/fuzz.sh supported; then
   FUZZ_SMOKE_TARGETS=${FUZZ_SMOKE_TARGETS:-"wire sdp profile engine"} scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-20}"
+  step_done "the fuzz smoke"
 fi
 # The testing library as other projects use it: the pytest fixtures installed with pip, and a
 # package outside the repo resolving ipcemu by a file:// URL and version tag.
 scripts/test-python.sh
+step_done "the pytest fixtures"
 scripts/check-consumer.sh
+step_done "the consumer package check"

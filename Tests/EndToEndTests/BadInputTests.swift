@@ -5,6 +5,7 @@ import DeviceProfile
 import Emulator
 import IPCWire
 import Testing
+import TestSupport
 
 /// What the device must do with a bad message (PROTOCOL.md 3.4).
 enum Verdict: Sendable, Equatable {
@@ -266,7 +267,7 @@ extension EndToEnd {
         }
 
         func eventuallyReplies(_ h: CallHarness, after mark: Int) async -> [CallMessage] {
-            _ = await eventuallyAsync(timeout: .seconds(3)) { h.wire.outCalls().count > mark }
+            _ = await eventually(timeout: .seconds(3)) { h.wire.outCalls().count > mark }
             return Array(h.wire.outCalls().dropFirst(mark))
         }
     }

@@ -4,6 +4,7 @@ import CallEngine
 import Emulator
 import IPCWire
 import Testing
+import TestSupport
 
 extension EndToEnd {
     /// PROTOCOL.md 3.2: the device calls app users (a doorbell press). The apps listen as the SDK
@@ -29,7 +30,7 @@ extension EndToEnd {
             for l in listeners {
                 #expect(await l.events.first { $0.incomingSession } == sessionId, "\(l.app.userId) did not ring")
             }
-            let rang = await eventuallyAsync { await h.device.status.session?.peersRinging.count == listeners.count }
+            let rang = await eventually { await h.device.status.session?.peersRinging.count == listeners.count }
             try #require(rang, "the device did not see every ring")
         }
 
@@ -145,7 +146,7 @@ extension EndToEnd {
                 let sessionId = try await h.device.press(targets: Self.users, callType: .oneToMoreSpecial)
                 try await waitRinging(h, l, sessionId: sessionId)
                 try await l[0].app.reject()
-                let left = await eventuallyAsync {
+                let left = await eventually {
                     await h.device.status.session?.activePeers == ["user-bob", "user-carol"]
                 }
                 #expect(left, "alice was not removed")
@@ -201,7 +202,7 @@ extension EndToEnd {
                 let (_, carolEvents) = try await h.listener("user-carol", reach: .added)
                 let sessionId = try await h.device.press(targets: Self.users, callType: .oneToMore)
                 #expect(await aliceEvents.first { $0.sentEvent(.busy) }?.sessionId == sessionId)
-                #expect(await eventuallyAsync { await h.device.status.session?.activePeers == ["user-bob", "user-carol"] })
+                #expect(await eventually { await h.device.status.session?.activePeers == ["user-bob", "user-carol"] })
                 #expect(await bobEvents.first { $0.incomingSession } == sessionId)
                 #expect(await carolEvents.first { $0.incomingSession } == sessionId)
                 try await Task.sleep(for: .milliseconds(100))
@@ -235,7 +236,7 @@ extension EndToEnd {
                 let sessionId = try await h.device.press(targets: Self.users, callType: .oneToMoreSpecial)
                 try await waitRinging(h, l, sessionId: sessionId)
                 try await l[0].app.reject()
-                #expect(await eventuallyAsync { await h.device.status.session?.activePeers.count == 2 })
+                #expect(await eventually { await h.device.status.session?.activePeers.count == 2 })
                 let before = await h.device.status
 
                 // A stranger answers the call: stop undefined_session to it, the call goes on.
@@ -299,15 +300,5 @@ extension EndToEnd {
                 #expect(notAnswered.allSatisfy { $0.reason == "timeout" })
             }
         }
-    }
-}
-
-/// Polls an async condition until it holds or `timeout` passes.
-func eventuallyAsync(timeout: Duration = .seconds(5), _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if await condition() { return true }
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
     }
 }

@@ -76,7 +76,7 @@ extension EndToEnd {
         func lastWill() async throws {
             try await withHarness { h in
                 h.device.client.disconnectAbruptly(reconnect: false)
-                let gone = await eventuallyAsync(timeout: .seconds(5)) {
+                let gone = await eventually(timeout: .seconds(5)) {
                     (try? await Self.retained(h).online.payloadText) == #"{"online":false}"#
                 }
                 #expect(gone, "no will on the online topic")

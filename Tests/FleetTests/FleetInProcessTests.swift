@@ -163,8 +163,11 @@ struct FleetInProcessTests {
                 if case .callEnded = e { break }
             }
         }
-        let ringing = try await http.request("GET", "/api/devices?phase=idle&limit=100")
-        #expect(ringing.json?["total"]?.int == 60)
+        // The app's call ends when it sends hang_up; the device ends its session when that arrives.
+        #expect(await eventually(timeout: .seconds(5)) {
+            let idle = try? await http.request("GET", "/api/devices?phase=idle&limit=100")
+            return idle?.json?["total"]?.int == 60
+        }, "every device back to idle after the two calls")
         #expect(await eventually(timeout: .seconds(5)) {
             let text = (try? String(contentsOfFile: journal.path, encoding: .utf8)) ?? ""
             return text.contains(#""device":"ctl-0001""#) && text.contains(#""device":"ctl-0002""#)

@@ -18,6 +18,21 @@ public func eventually(
     }
 }
 
+/// Polls an async `condition` every `interval` until it holds or `timeout` passes; returns its last value.
+@discardableResult
+public func eventually(
+    timeout: Duration = .seconds(5), interval: Duration = .milliseconds(10),
+    _ condition: () async -> Bool
+) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while true {
+        if await condition() { return true }
+        if clock.now >= deadline { return false }
+        try? await Task.sleep(for: interval)
+    }
+}
+
 /// A mutex-protected box for collecting values from handlers in tests.
 public final class Collected<Value>: @unchecked Sendable {
     private let lock = NSLockLike()
