@@ -219,12 +219,13 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "WebRTCLinkTests", dependencies: ["WebRTCLink", "Camera", "IPCWire"],
+            name: "WebRTCLinkTests", dependencies: ["WebRTCLink", "Camera", "IPCWire", "TestSupport"],
             exclude: ["aiortc_offerer.py"]
         ),
         .testTarget(
             name: "IPCEmuTestingTests",
-            dependencies: ["IPCEmuTesting"]
+            // TestSupport only for the `.heavy` gate of parallel runs; the tests use IPCEmuTesting alone.
+            dependencies: ["IPCEmuTesting", "TestSupport"]
         ),
         .testTarget(
             name: "ScenarioTests",

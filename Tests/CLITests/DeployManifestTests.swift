@@ -8,30 +8,22 @@ import TestSupport
 @Suite("deploy/kubernetes manifests", .timeLimit(.minutes(3)))
 struct DeployManifestTests {
     /// Runs scripts/check-deploy.sh with the manifests of `folder` (default: the repo's).
-    func check(folder: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    func check(folder: String? = nil) async throws -> (status: Int32, output: String) {
         var arguments = [packageRootPath + "/scripts/check-deploy.sh"]
         if let folder { arguments.append(folder) }
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try await runProgram("/bin/bash", arguments, mergeOutput: true)
+        return (run.status, run.stdout)
     }
 
     @Test("the shipped manifests validate and the Job's shard count matches its completions")
-    func shippedManifestsValidate() throws {
-        let result = try check()
+    func shippedManifestsValidate() async throws {
+        let result = try await check()
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("manifests valid"), "\(result.output)")
     }
 
     @Test("a Job with an unknown field, or shards that disagree with completions, is refused")
-    func brokenManifestsAreRefused() throws {
+    func brokenManifestsAreRefused() async throws {
         let source = packageRootPath + "/deploy/kubernetes"
         let job = try String(contentsOfFile: source + "/fleet-job.yaml", encoding: .utf8)
         let cases = [
@@ -47,7 +39,7 @@ struct DeployManifestTests {
                 try FileManager.default.copyItem(atPath: source + "/" + file, toPath: dir.path + "/" + file)
             }
             try broken.write(toFile: dir.path + "/fleet-job.yaml", atomically: true, encoding: .utf8)
-            let result = try check(folder: dir.path)
+            let result = try await check(folder: dir.path)
             #expect(result.status != 0, "\(name): \(result.output)")
         }
     }

@@ -9,7 +9,7 @@ import TestSupport
 /// Issue 10 part 3: faults in the middle of a call, each through real processes (mosquitto,
 /// `ipcemu run`, and the app simulator, here or as `ipcemu app call`). The profile's heartbeat
 /// timeout is 4 s (FaultRig), so "short" and "long" outages are seconds, not minutes.
-@Suite("Faults mid-call (issue 10)", .serialized, .timeLimit(.minutes(2)))
+@Suite("Faults mid-call (issue 10)", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct FaultTests {
     @Test("broker killed for a moment during an answered call with video: the call survives, heartbeats resume, the video never stops")
     func brokerShortOutage() async throws {

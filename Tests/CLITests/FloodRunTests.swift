@@ -9,7 +9,7 @@ import TestSupport
 /// Issue 10 part 4: a flood of refused messages at thousands per second through a real broker
 /// against a real `ipcemu run`: memory stays flat, refusals are counted in /metrics, the log holds
 /// back, and a genuine call still rings at its usual latency during and after.
-@Suite("Hostile peers: a flood against ipcemu run (issue 10)", .timeLimit(.minutes(2)))
+@Suite("Hostile peers: a flood against ipcemu run (issue 10)", .timeLimit(.minutes(8)), .heavy)
 struct FloodRunTests {
     static let rate = 2_000          // messages per second
     static let halfSeconds = 2.0     // the flood runs twice this long

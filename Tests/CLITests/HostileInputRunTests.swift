@@ -9,7 +9,7 @@ import TestSupport
 /// The crashes of issue 10, sent to a real `ipcemu run` process: one MQTT message used to kill it
 /// (integer overflow on a wire number; a trap in the SDP reader). The process must stay up, refuse
 /// what is bad, and take a genuine call afterwards.
-@Suite("ipcemu run: hostile messages", .serialized, .timeLimit(.minutes(1)))
+@Suite("ipcemu run: hostile messages", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct HostileInputRunTests {
     let doorbell = packageRootPath + "/device-profiles/doorbell.yaml"
     let devId = "ipcemu-doorbell-0001"

@@ -9,7 +9,7 @@ import TestSupport
 /// `ipcemu run` and `ipcemu fleet` as service groups, through real processes on a real broker:
 /// the shutdown order on SIGTERM, start-up failures found before any device is online, the
 /// shutdown deadline and the second signal.
-@Suite("Lifecycle: start-up checks and shutdown order", .serialized, .timeLimit(.minutes(1)))
+@Suite("Lifecycle: start-up checks and shutdown order", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct LifecycleTests {
     let doorbell = packageRootPath + "/device-profiles/doorbell.yaml"
     let devId = "ipcemu-doorbell-0001"

@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// `ipcemu run` driven as a user would: a real process, a real broker, the app simulator.
-@Suite("ipcemu run", .serialized, .timeLimit(.minutes(1)))
+@Suite("ipcemu run", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct RunCommandTests {
     let doorbell = packageRootPath + "/device-profiles/doorbell.yaml"
     let devId = "ipcemu-doorbell-0001"
@@ -131,7 +131,7 @@ struct RunCommandTests {
     }
 
     @Test("bench media --concurrent 3 streams three live views at once from one device process and prints the CPU curve",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(8)))
     func benchMediaConcurrent() async throws {
         let run = try await CLIRun.ipcemu([
             "bench", "media", "--concurrent", "3", "--seconds", "2", "--stream", "sub", "--decode-sample", "1",

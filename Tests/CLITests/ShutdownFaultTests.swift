@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// Issue 10 part 3: SIGTERM in every call state, a second SIGTERM, and a teardown that hangs.
-@Suite("Faults: shutdown (issue 10)", .serialized, .timeLimit(.minutes(1)))
+@Suite("Faults: shutdown (issue 10)", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct ShutdownFaultTests {
     /// SIGTERM, then the exit: status 0 within `RunCommand`'s 2 s budget; the retained status goes offline.
     private func terminate(_ run: IPCEmuProcess, _ rig: FaultRig) async throws {

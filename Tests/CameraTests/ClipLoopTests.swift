@@ -2,8 +2,9 @@ import Camera
 import CameraTestSupport
 import Foundation
 import Testing
+import TestSupport
 
-@Suite("H.264 clip loop", .serialized)
+@Suite("H.264 clip loop", .serialized, .heavy)
 struct ClipLoopTests {
     /// Encodes `count` test-pattern frames to an Annex-B byte stream with real x264enc.
     static func encodeClip(count: Int, width: Int, height: Int, options: String = "") throws -> [UInt8] {

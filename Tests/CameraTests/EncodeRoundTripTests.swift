@@ -1,8 +1,9 @@
 import Camera
 import Testing
+import TestSupport
 
 /// The stamp survives real lossy coding: test pattern -> x264enc -> avdec_h264 (real GStreamer).
-@Suite("Stamp through H.264", .serialized)
+@Suite("Stamp through H.264", .serialized, .heavy)
 struct EncodeRoundTripTests {
     static let encoder = "x264enc tune=zerolatency speed-preset=ultrafast bitrate=1500 key-int-max=30"
 

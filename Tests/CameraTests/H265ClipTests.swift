@@ -2,8 +2,9 @@ import Camera
 import CameraTestSupport
 import Foundation
 import Testing
+import TestSupport
 
-@Suite("H.265 clip pass-through", .serialized)
+@Suite("H.265 clip pass-through", .serialized, .heavy)
 struct H265ClipTests {
     static func types(_ bytes: [UInt8]) -> [UInt8] {
         H264AnnexB.nalUnits(bytes).map { ($0.bytes[$0.bytes.startIndex] >> 1) & 0x3F }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Paths and processes for tests that run the built executables and repository scripts.
 enum TestEnvironment {
@@ -25,21 +26,10 @@ enum TestEnvironment {
         var output: String
     }
 
-    /// Runs a program to completion; stdout and stderr together.
-    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    /// Runs a program to completion (off the cooperative threads); stdout and stderr together.
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+        let run = try await runProgram(path, arguments, environment: environment, mergeOutput: true)
+        return Run(status: run.status, output: run.stdout)
     }
 
     static func temporaryPath(_ name: String) -> String {

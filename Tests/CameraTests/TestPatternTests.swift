@@ -103,17 +103,19 @@ struct TestPatternTests {
 
     @Test("events() delivers status then frames as an async stream; leaving the loop stops the source")
     func asyncEvents() async throws {
-        let source = try TestPatternSource(width: 128, height: 32, fps: 100)
+        let source = try TestPatternSource(width: 128, height: 32, fps: 30)
         var frames: [Frame] = []
         var statuses: [FrameSourceStatus] = []
-        for await event in try source.events(bufferingNewest: 1024) {
+        // A buffer of over two minutes of frames: at the start of a parallel `swift test` hundreds
+        // of tests wait for the same two threads, and this reader may get its turn seconds late.
+        for await event in try source.events(bufferingNewest: 4096) {
             switch event {
             case .status(let s): statuses.append(s)
             case .frame(let f): frames.append(f)
             }
             if frames.count == 3 { break }
         }
-        #expect(statuses == [.live(description: "test pattern 128x32@100")])
+        #expect(statuses == [.live(description: "test pattern 128x32@30")])
         #expect(frames.map(\.sequence) == [0, 1, 2])
         #expect(throws: CameraError.alreadyStarted) { try source.start { _ in } }
     }

@@ -1,13 +1,14 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Our V4L2 source against a real kernel driver: Debian's kernel booted under qemu (software
 /// emulation unless KVM is usable) with the vivid virtual camera, running ipcemu-camera-check from
 /// the host over virtio-9p. scripts/vivid/prepare.sh downloads the kernel package on first use.
-@Suite("vivid camera under qemu")
+@Suite("vivid camera under qemu", .heavy)
 struct VividIntegrationTests {
     @Test("captures 30 frames from vivid by path and by card name, survives an emulated unplug", .timeLimit(.minutes(10)))
-    func captureFromVivid() throws {
+    func captureFromVivid() async throws {
         let root = TestEnvironment.repositoryRoot
         let runner = root.appendingPathComponent("scripts/vivid/run.sh").path
         let check = TestEnvironment.product("ipcemu-camera-check")
@@ -38,7 +39,7 @@ struct VividIntegrationTests {
         #expect(FileManager.default.createFile(atPath: script, contents: Data(guestScript.utf8)))
         defer { try? FileManager.default.removeItem(atPath: script) }
         let started = Date()
-        let run = try TestEnvironment.run("/bin/bash", [runner, script, "400"])
+        let run = try await TestEnvironment.run("/bin/bash", [runner, script, "400"])
         let seconds = Date().timeIntervalSince(started)
         let lines = run.output.split(whereSeparator: \.isNewline).map(String.init)
         let results = lines.filter { $0.hasPrefix("CAMERA-CHECK:") }

@@ -98,7 +98,7 @@ extension ControlAPI {
         }
 
         @Test("drop the P2P link: the video stops and, 5 s later, the device stops the call with disconnected (-2532)",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func dropP2P() async throws {
             try await withControl(edit: {
                 $0.behaviour.answerPolicy = .answer(afterSeconds: 0)

@@ -11,7 +11,7 @@ import Testing
 import TestSupport
 
 /// Every control suite hangs under this one and runs one test at a time (shared 2-core machine).
-@Suite("Control API over HTTP, real mosquitto", .serialized)
+@Suite("Control API over HTTP, real mosquitto", .serialized, .heavy)
 struct ControlAPI {}
 
 /// Collects an async stream's values as they come.

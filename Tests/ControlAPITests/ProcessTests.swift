@@ -9,25 +9,6 @@ import MQTTTransport
 import Testing
 import TestSupport
 
-/// Runs a program to completion off Swift's cooperative threads.
-func runProgram(_ path: String, _ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    return await withCheckedContinuation { c in
-        DispatchQueue.global().async {
-            let o = out.fileHandleForReading.readDataToEndOfFile()
-            let e = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            c.resume(returning: (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self)))
-        }
-    }
-}
-
 /// The first executable named `name` on PATH.
 func onPath(_ name: String) -> String? {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {

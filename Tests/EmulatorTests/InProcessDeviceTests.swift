@@ -119,7 +119,7 @@ struct StaleReplyTests {
         try await app.openVideo(sessionId: "s1", devId: address.devId, decodes: false)
         // The offer the app sent, and its tid.
         var offerTid: String?
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while offerTid == nil, ContinuousClock.now < deadline {
             var opener = try PayloadOpener(mode: .plain, localKey: "0123456789abcdef")
             for m in bus.published where m.topic == address.inTopic {

@@ -14,7 +14,7 @@ import TestSupport
 /// Issue 11: a V4L2 camera is opened once however many links stream it; live view and an answered
 /// call share it. The camera is the fake driver behind the injectable ioctl table, reached through
 /// the device's injected feeds; signalling runs on an in-process bus, media over real WebRTC.
-@Suite("One V4L2 camera shared by a call and live view")
+@Suite("One V4L2 camera shared by a call and live view", .heavy)
 struct SharedCameraTests {
     static let path = "/dev/video-shared-test"
 
@@ -54,7 +54,7 @@ struct SharedCameraTests {
 
 /// Issue 10: the camera unplugged mid-call. The device reports it (its `cameraStatus`, a warning),
 /// the call goes on, and the video resumes when the camera is plugged back.
-@Suite("A camera unplugged mid-call")
+@Suite("A camera unplugged mid-call", .heavy)
 struct CameraUnplugTests {
     static let path = "/dev/video-unplug-test"
 

@@ -11,7 +11,7 @@ extension EndToEnd {
     /// data channel as they are (no encoder in the device).
     @Suite("HEVC clip passed through over fmp4Stream (7)")
     struct HEVCClip {
-        @Test("an H.265 clip of the stamped pattern: every segment decoded, every stamp read, no encoder", .timeLimit(.minutes(1)))
+        @Test("an H.265 clip of the stamped pattern: every segment decoded, every stamp read, no encoder", .timeLimit(.minutes(8)))
         func clipCall() async throws {
             let data = try H265ClipEncoder.encode(count: 60, width: 320, height: 180, fps: 15, keyInterval: 15)
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-e2e-\(getpid())-\(UUID().uuidString).hevc").path

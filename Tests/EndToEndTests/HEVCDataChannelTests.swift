@@ -25,7 +25,7 @@ extension EndToEnd {
         }
 
         @Test("probe lists H265; call -> fmp4Stream handshake in order -> every frame decoded, every stamp read, none dropped",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func hevcCall() async throws {
             try await withHarness(edit: Self.lightHEVCProfile) { h in
                 let (alice, events) = try await h.app("user-alice")
@@ -68,7 +68,7 @@ extension EndToEnd {
             }
         }
 
-        @Test("resolution main -> sub: a new initialisation segment at the new size, stamps still read", .timeLimit(.minutes(1)))
+        @Test("resolution main -> sub: a new initialisation segment at the new size, stamps still read", .timeLimit(.minutes(8)))
         func hevcSwitch() async throws {
             try await withHarness(edit: Self.hevcProfile) { h in
                 let (alice, events) = try await h.app("user-alice")
@@ -91,7 +91,7 @@ extension EndToEnd {
             }
         }
 
-        @Test("a profile without H265 ignores fmp4Stream: no codec message, the call goes on", .timeLimit(.minutes(1)))
+        @Test("a profile without H265 ignores fmp4Stream: no codec message, the call goes on", .timeLimit(.minutes(8)))
         func withoutH265() async throws {
             try await withHarness(edit: VideoCall.smallVideo) { h in
                 let (alice, events) = try await h.app("user-alice")

@@ -11,7 +11,7 @@ import TestSupport
 
 /// Every end-to-end suite hangs under this one, so the whole folder runs one test at a time: each
 /// test has its own broker, but its timers are short and the machine is shared.
-@Suite("End to end over a real mosquitto", .serialized)
+@Suite("End to end over a real mosquitto", .serialized, .heavy)
 struct EndToEnd {}
 
 /// How an app user finds the device.

@@ -71,7 +71,7 @@ extension EndToEnd {
         }
 
         @Test("display file: the app's stamped video recorded to Matroska and MP4, decoded back with every stamp read",
-              .timeLimit(.minutes(2)), arguments: ["mkv", "mp4"])
+              .timeLimit(.minutes(8)), arguments: ["mkv", "mp4"])
         func recording(container: String) async throws {
             let dir = try Self.temporaryFolder()
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -85,7 +85,7 @@ extension EndToEnd {
                 // Decoded back by GStreamer alone: demuxer, decoder, luma.
                 let raw = dir + "/frames.gray"
                 let gst = try #require(onPath("gst-launch-1.0"), "gst-launch-1.0 (gstreamer1.0-tools) is needed")
-                let run = try runTool(gst, ["-q", "filesrc", "location=\(file)", "!", "decodebin", "!", "videoconvert", "!",
+                let run = try await runTool(gst, ["-q", "filesrc", "location=\(file)", "!", "decodebin", "!", "videoconvert", "!",
                                             "video/x-raw,format=GRAY8", "!", "filesink", "location=\(raw)"])
                 #expect(run.status == 0, "decoding \(file): \(run.output)")
                 let luma = [UInt8](FileManager.default.contents(atPath: raw) ?? Data())
@@ -101,9 +101,9 @@ extension EndToEnd {
         }
 
         @Test("display window under Xvfb: screenshots of the device's window read as the app's stamps, advancing",
-              .timeLimit(.minutes(2)), .enabled(if: onPath("Xvfb") != nil && onPath("xwd") != nil))
+              .timeLimit(.minutes(8)), .enabled(if: onPath("Xvfb") != nil && onPath("xwd") != nil))
         func window() async throws {
-            let xvfb = try XvfbServer.start()
+            let xvfb = try await XvfbServer.start()
             defer { xvfb.stop() }
             try await withHarness(edit: {
                 Self.twoWay(&$0)
@@ -112,7 +112,7 @@ extension EndToEnd {
                 _ = try await Self.twoWayCall(h, frames: 30) { _ in
                     var counters: [UInt16] = []
                     for _ in 0..<3 {
-                        let shot = try xvfb.screenshotLuma(width: Self.appVideo.width, height: Self.appVideo.height)
+                        let shot = try await xvfb.screenshotLuma(width: Self.appVideo.width, height: Self.appVideo.height)
                         let stats = Self.stamps(ofFrames: shot, width: Self.appVideo.width, height: Self.appVideo.height)
                         #expect(stats.stampsRead == 1, "the window's top rows are not a stamp: \(stats.summary)")
                         if let stamp = stats.stamps.first {
@@ -130,7 +130,7 @@ extension EndToEnd {
         }
 
         @Test("audio alsa: the app's tone plays on an ALSA file PCM, and the device's voice comes from an ALSA capture PCM",
-              .timeLimit(.minutes(2)), .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/alsa/alsa.conf")))
+              .timeLimit(.minutes(8)), .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/alsa/alsa.conf")))
         func alsa() async throws {
             let dir = try Self.temporaryFolder()
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -171,7 +171,7 @@ extension EndToEnd {
             }
         }
 
-        @Test("a window that cannot open (no such X display) is logged and the call goes on", .timeLimit(.minutes(1)))
+        @Test("a window that cannot open (no such X display) is logged and the call goes on", .timeLimit(.minutes(8)))
         func windowUnavailable() async throws {
             try await withHarness(edit: {
                 Self.twoWay(&$0)
@@ -189,7 +189,7 @@ final class XvfbServer: @unchecked Sendable {
     let process: Process
     let display: String
 
-    static func start() throws -> XvfbServer {
+    static func start() async throws -> XvfbServer {
         // A display number nobody uses (no socket, no lock file), then wait for its socket.
         let taken = { (n: Int) in
             FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") || FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock")
@@ -203,7 +203,7 @@ final class XvfbServer: @unchecked Sendable {
         try process.run()
         let server = XvfbServer(process: process, display: ":\(number)")
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
-            Thread.sleep(forTimeInterval: 0.05)
+            try await Task.sleep(for: .milliseconds(50))
         }
         try #require(FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)"), "Xvfb :\(number) did not start")
         return server
@@ -222,8 +222,8 @@ final class XvfbServer: @unchecked Sendable {
 
     /// The top-left `width` x `height` of the screen (where an undecorated window opens) as luma,
     /// from `xwd -root` (its ZPixmap, 32 bits per pixel).
-    func screenshotLuma(width: Int, height: Int) throws -> [UInt8] {
-        let run = try runTool(try #require(onPath("xwd")), ["-root", "-silent", "-display", display], binary: true)
+    func screenshotLuma(width: Int, height: Int) async throws -> [UInt8] {
+        let run = try await runTool(try #require(onPath("xwd")), ["-root", "-silent", "-display", display], binary: true)
         try #require(run.status == 0, "xwd: \(run.output)")
         return try XWDImage(run.data).luma(width: width, height: height)
     }
@@ -283,15 +283,7 @@ func onPath(_ name: String) -> String? {
 
 /// Runs a program to its end: status, and its output (stdout and stderr together; or stdout
 /// alone as bytes with `binary`).
-func runTool(_ path: String, _ arguments: [String], binary: Bool = false) throws -> (status: Int32, output: String, data: [UInt8]) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = binary ? FileHandle.nullDevice : out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, binary ? "" : String(decoding: data, as: UTF8.self), [UInt8](data))
+func runTool(_ path: String, _ arguments: [String], binary: Bool = false) async throws -> (status: Int32, output: String, data: [UInt8]) {
+    let run = try await runProgram(path, arguments, mergeOutput: !binary, discardStderr: binary)
+    return (run.status, binary ? "" : run.stdout, run.stdoutBytes)
 }

@@ -18,7 +18,7 @@ extension EndToEnd {
         }
 
         @Test("a call and a live view of one device get the same frames: same counters with the same capture times",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func twoLinksShareFrames() async throws {
             try await withHarness(edit: Self.liveViewVideo) { h in
                 let (alice, events) = try await h.app("user-alice")
@@ -51,7 +51,7 @@ extension EndToEnd {
         }
 
         @Test("the live-view limit refuses the next viewer with disconnect (close_reason 2) and leaves the call untouched",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func liveViewLimit() async throws {
             try await withHarness(edit: {
                 Self.liveViewVideo(&$0)
@@ -83,7 +83,7 @@ extension EndToEnd {
         }
 
         @Test("a link that never connects is reaped after connectTimeout and the app gets disconnect",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func neverConnectingLinkIsReaped() async throws {
             try await withHarness(edit: {
                 Self.liveViewVideo(&$0)

@@ -31,7 +31,7 @@ extension EndToEnd {
         }
 
         @Test("call -> answer -> WebRTC -> 60+ frames, every stamp read -> hang up -> link gone on both sides",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func videoFlows() async throws {
             try await withHarness(edit: Self.smallVideo) { h in
                 let (alice, events) = try await h.app("user-alice")
@@ -60,7 +60,7 @@ extension EndToEnd {
             }
         }
 
-        @Test("two-way: the device counts the app's frames and keeps the latest as JPEG", .timeLimit(.minutes(1)))
+        @Test("two-way: the device counts the app's frames and keeps the latest as JPEG", .timeLimit(.minutes(8)))
         func twoWay() async throws {
             try await withHarness(edit: Self.smallVideo) { h in
                 let (alice, events) = try await h.app("user-alice")
@@ -77,7 +77,7 @@ extension EndToEnd {
         }
 
         @Test("nobody else gets video: wrong auth, a user who did not answer, a never-answered and a rung-but-unanswered session",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func refusedOffersGetNoMedia() async throws {
             try await withHarness(edit: {
                 Self.smallVideo(&$0)
@@ -118,7 +118,7 @@ extension EndToEnd {
         }
 
         @Test("stream_type 1 gets the sub stream's size; a second offer replaces the link; the app's disconnect tears it down",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func subStreamReplaceAndDisconnect() async throws {
             try await withHarness(edit: {
                 Self.smallVideo(&$0)
@@ -155,7 +155,7 @@ extension EndToEnd {
         }
 
         @Test("resolution: main -> sub -> main on the same link, each switch within 1 s and starting at a key frame",
-              .timeLimit(.minutes(1)))
+              .timeLimit(.minutes(8)))
         func resolutionSwitch() async throws {
             try await withHarness(edit: {
                 Self.smallVideo(&$0)

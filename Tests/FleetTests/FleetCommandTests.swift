@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `ipcemu fleet` as a user runs it: real processes, a real broker, presence seen from outside.
-@Suite("ipcemu fleet", .serialized, .timeLimit(.minutes(3)))
+@Suite("ipcemu fleet", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct FleetCommandTests {
     @Test("Two shards started with the same arguments hold disjoint devices whose union is the one-process fleet; SIGTERM sends them offline")
     func shardsDisjointAndComplete() async throws {

@@ -14,7 +14,7 @@ import TestSupport
 /// at a time: each holds 3 descriptors, and Foundation's `Process.run()` (used by other suites
 /// running in parallel) crashes when the process has more than about 1,000 open. Hundreds of
 /// devices per process are covered through `ipcemu fleet` (FleetCommandTests).
-@Suite("Fleet in one process", .serialized, .timeLimit(.minutes(3)))
+@Suite("Fleet in one process", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct FleetInProcessTests {
     func makeFleet(_ broker: MosquittoBroker, groups: [FleetPlan.Group], policy: DeviceProfile.AnswerPolicy? = nil)
         throws -> Fleet {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// `ipcemu fleet` as a service group, through real processes: the supervisor with a worker, the
 /// control API and the journal; shutting down on SIGTERM and when a worker dies.
-@Suite("ipcemu fleet lifecycle", .serialized, .timeLimit(.minutes(2)))
+@Suite("ipcemu fleet lifecycle", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct FleetLifecycleTests {
     @Test("SIGTERM to a supervised fleet with --control and --journal: every device offline, journals closed, exit 0")
     func sigtermWithControlAndJournal() async throws {

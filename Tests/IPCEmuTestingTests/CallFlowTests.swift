@@ -1,11 +1,12 @@
 import Foundation
 import IPCEmuTesting
 import Testing
+import TestSupport
 
 /// The library as another package's tests use it: only `import IPCEmuTesting`.
-@Suite("IPCEmuTesting: call flows", .serialized)
+@Suite("IPCEmuTesting: call flows", .serialized, .heavy)
 struct CallFlowTests {
-    @Test("app calls, the device rings and answers, video frames arrive with stamps, hang up", .timeLimit(.minutes(1)))
+    @Test("app calls, the device rings and answers, video frames arrive with stamps, hang up", .timeLimit(.minutes(8)))
     func callAnswerVideoHangUp() async throws {
         let broker = try await TestBroker.start()
         defer { broker.stop() }

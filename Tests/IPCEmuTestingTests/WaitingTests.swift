@@ -1,8 +1,9 @@
 import Foundation
 import IPCEmuTesting
 import Testing
+import TestSupport
 
-@Suite("IPCEmuTesting: waits, profiles, brokers, fleets", .serialized)
+@Suite("IPCEmuTesting: waits, profiles, brokers, fleets", .serialized, .heavy)
 struct WaitingTests {
     @Test("a wait that times out says what it waited for, the state, and what it saw")
     func timeoutMessage() async throws {

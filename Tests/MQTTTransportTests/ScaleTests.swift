@@ -2,7 +2,7 @@ import MQTTTransport
 import TestSupport
 import Testing
 
-@Suite("Many clients on one event loop", .serialized)
+@Suite("Many clients on one event loop", .serialized, .heavy)
 struct ScaleTests {
     @Test("250 clients on a 2-thread loop each send and receive one message; threads stay few")
     func manyClientsFewThreads() async throws {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Every suite of this folder hangs under this one, one test at a time: each scenario starts its
 /// own mosquitto and devices, and the video ones keep an encoder busy.
-@Suite("Scenarios", .serialized)
+@Suite("Scenarios", .serialized, .heavy)
 struct Scenarios {}
 
 let scenariosFolder = packageRootPath + "/scenarios"

@@ -1,11 +1,12 @@
 import Camera
 import Foundation
 import Testing
+import TestSupport
 import WebRTCLink
 
 /// A webcam's frames (MJPEG or YUYV, at the capture size) go out decoded, scaled to the stream's
 /// size and encoded; the stamp survives the whole way (PROTOCOL.md 6).
-@Suite("Captured camera frames (MJPEG, YUYV)", .serialized)
+@Suite("Captured camera frames (MJPEG, YUYV)", .serialized, .heavy)
 struct CapturedFramesTests {
     /// Stamped pattern frames at 640x360, converted to what a camera would deliver.
     static func frames(_ format: CapturedFormat, count: Int) throws -> [[UInt8]] {

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 import WebRTCLink
 
 /// A data channel between two real webrtcbins (PROTOCOL.md 7 carries HEVC over one): the app's
 /// offer has an m=application line, the device answers it, and text and binary messages of up to
 /// 16 KiB go both ways, in order.
-@Suite("WebRTC data channels", .serialized)
+@Suite("WebRTC data channels", .serialized, .heavy)
 struct DataChannelTests {
     final class Log: @unchecked Sendable {
         let lock = NSLock()

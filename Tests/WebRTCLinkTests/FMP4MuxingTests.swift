@@ -1,18 +1,19 @@
 import Foundation
 import IPCWire
 import Testing
+import TestSupport
 @testable import WebRTCLink
 
 /// PROTOCOL.md 7: real x265 access units through the fMP4 writer, the framing, and back; the
 /// written MP4 is also read by GStreamer's qtdemux (an independent parser) and decoded.
-@Suite("fMP4 muxing of H.265 for the fmp4Stream channel", .serialized)
+@Suite("fMP4 muxing of H.265 for the fmp4Stream channel", .serialized, .heavy)
 struct FMP4MuxingTests {
     /// `count` access units of x265 (Annex B, VPS/SPS/PPS before each key frame), key every 5.
-    static func encodedAccessUnits(count: Int, width: Int = 320, height: Int = 240) throws -> [[UInt8]] {
+    static func encodedAccessUnits(count: Int, width: Int = 320, height: Int = 240) async throws -> [[UInt8]] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-hevc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        try run("gst-launch-1.0", [
+        try await run("gst-launch-1.0", [
             "-q", "videotestsrc", "num-buffers=\(count)", "!",
             "video/x-raw,format=I420,width=\(width),height=\(height),framerate=30/1", "!",
             "x265enc", "tune=zerolatency", "speed-preset=ultrafast", "key-int-max=5", "option-string=repeat-headers=1:bframes=0", "!",
@@ -25,19 +26,12 @@ struct FMP4MuxingTests {
     }
 
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+    static func run(_ tool: String, _ arguments: [String]) async throws -> Int32 {
+        try await runProgram("/usr/bin/env", [tool] + arguments, discardStderr: true).status
     }
 
-    @Test func parameterSetsGiveTheSizeAndARecordThatReadsBack() throws {
-        let units = try Self.encodedAccessUnits(count: 1, width: 320, height: 240)
+    @Test func parameterSetsGiveTheSizeAndARecordThatReadsBack() async throws {
+        let units = try await Self.encodedAccessUnits(count: 1, width: 320, height: 240)
         let sample = try HEVCSample(annexB: units[0])
         #expect(sample.isKeyFrame)
         let vps = try #require(sample.vps), sps = try #require(sample.sps), pps = try #require(sample.pps)
@@ -49,8 +43,8 @@ struct FMP4MuxingTests {
         #expect(try HEVCParameterSets(decoderConfigurationRecord: record) == sets)
     }
 
-    @Test func oneAccessUnitPerSegmentThroughFramingAndBack() throws {
-        let units = try Self.encodedAccessUnits(count: 12)
+    @Test func oneAccessUnitPerSegmentThroughFramingAndBack() async throws {
+        let units = try await Self.encodedAccessUnits(count: 12)
         var muxer = FMP4StreamMuxer(fps: 30)
         var messages: [[UInt8]] = []
         for (i, unit) in units.enumerated() {
@@ -86,8 +80,8 @@ struct FMP4MuxingTests {
         }
     }
 
-    @Test func qtdemuxReadsTheSegmentsAndTheDecoderGivesEveryFrame() throws {
-        let units = try Self.encodedAccessUnits(count: 10)
+    @Test func qtdemuxReadsTheSegmentsAndTheDecoderGivesEveryFrame() async throws {
+        let units = try await Self.encodedAccessUnits(count: 10)
         var muxer = FMP4StreamMuxer(fps: 30)
         var file: [UInt8] = []
         var reassembler = FMP4Reassembler()
@@ -101,7 +95,7 @@ struct FMP4MuxingTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let mp4 = dir.appendingPathComponent("stream.mp4")
         try Data(file).write(to: mp4)
-        let status = try Self.run("gst-launch-1.0", [
+        let status = try await Self.run("gst-launch-1.0", [
             "-q", "filesrc", "location=\(mp4.path)", "!", "qtdemux", "!", "h265parse", "!", "avdec_h265", "!",
             "videoconvert", "!", "video/x-raw,format=I420", "!",
             "multifilesink", "location=\(dir.path)/frame-%05d.yuv",
@@ -113,9 +107,9 @@ struct FMP4MuxingTests {
         #expect(size == 320 * 240 * 3 / 2)
     }
 
-    @Test func aSizeChangeSendsANewInitializationSegmentAtTheKeyFrame() throws {
-        let small = try Self.encodedAccessUnits(count: 3, width: 320, height: 240)
-        let large = try Self.encodedAccessUnits(count: 3, width: 640, height: 360)
+    @Test func aSizeChangeSendsANewInitializationSegmentAtTheKeyFrame() async throws {
+        let small = try await Self.encodedAccessUnits(count: 3, width: 320, height: 240)
+        let large = try await Self.encodedAccessUnits(count: 3, width: 640, height: 360)
         var muxer = FMP4StreamMuxer(fps: 30)
         // Deltas before the first key frame are skipped.
         #expect(muxer.messages(forAccessUnit: small[1], timeNanos: 0).isEmpty)
@@ -127,8 +121,8 @@ struct FMP4MuxingTests {
         #expect(muxer.current?.info.width == 640 && muxer.stats.skippedWaitingForKeyFrame == 1)
     }
 
-    @Test func mediaSegmentNumbersWrapModulo256WithoutANewInitSegment() throws {
-        let units = try Self.encodedAccessUnits(count: 10)
+    @Test func mediaSegmentNumbersWrapModulo256WithoutANewInitSegment() async throws {
+        let units = try await Self.encodedAccessUnits(count: 10)
         var muxer = FMP4StreamMuxer(fps: 30)
         var reassembler = FMP4Reassembler()
         var numbers: [UInt8] = []
@@ -143,11 +137,11 @@ struct FMP4MuxingTests {
         #expect(reassembler.stats.segmentNumberGaps == 0 && reassembler.stats.initializationSegments == 1)
     }
 
-    @Test func badSegmentsAreErrorsNotCrashes() throws {
+    @Test func badSegmentsAreErrorsNotCrashes() async throws {
         var depacketizer = FMP4Depacketizer()
         #expect(throws: HEVCError.self) { try depacketizer.take([1, 2, 3], isInitialization: false) }
         #expect(throws: HEVCError.self) { try depacketizer.take([0, 0, 0, 8, 0x66, 0x74, 0x79, 0x70], isInitialization: true) }
-        let units = try Self.encodedAccessUnits(count: 2)
+        let units = try await Self.encodedAccessUnits(count: 2)
         var muxer = FMP4StreamMuxer(fps: 30)
         let segments = units.enumerated().flatMap { muxer.messages(forAccessUnit: $1, timeNanos: UInt64($0)) }.map { Array($0.dropFirst(4)) }
         _ = try depacketizer.take(segments[0], isInitialization: true)

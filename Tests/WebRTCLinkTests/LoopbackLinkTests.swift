@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import WebRTCLink
 
 /// Two real GStreamer peers in this process (the app simulator offers, the device answers), every
 /// packet on loopback. Serialized: each test's pipelines must be gone before the next one.
-@Suite(.serialized)
+@Suite(.serialized, .heavy)
 struct LoopbackLinkTests {
     @Test func deviceVideoArrivesAtTheRequestedSizeWithAnAnswerThatFollowsProtocol() async throws {
         let harness = LinkHarness()
@@ -154,7 +155,7 @@ struct LoopbackLinkTests {
     }
 
     @Test func h264AccessUnitsPassThroughWithoutReencoding() async throws {
-        let units = try encodedAccessUnits(width: 320, height: 240, fps: 30, count: 90)
+        let units = try await encodedAccessUnits(width: 320, height: 240, fps: 30, count: 90)
         #expect(units.count >= 60)
         let harness = LinkHarness()
         defer { harness.closeAll() }
@@ -221,7 +222,9 @@ struct LoopbackLinkTests {
         #expect(entries.last == "end")
     }
 
-    @Test func closingStopsEveryPipelineAndIsFinal() async throws {
+    /// Reads the process-wide count of live pipelines, so no other heavy (media) test may run
+    /// meanwhile (`swift test` runs tests in parallel).
+    @Test(.heavy(exclusive: true)) func closingStopsEveryPipelineAndIsFinal() async throws {
         let harness = LinkHarness()
         let offer = try await harness.startOfferer()
         try await harness.startAnswerer(
@@ -229,8 +232,7 @@ struct LoopbackLinkTests {
         #expect(try await waitUntil(seconds: 20) { harness.answerer?.state == .connected })
         #expect(GStreamerRuntime.runningPipelineCount >= 2)
         harness.closeAll()
-        // The count is process-wide: other suites' links (run in parallel) may still be open for a
-        // moment, so wait for them too rather than read it once.
+        // Pipelines end on GStreamer's threads a moment after close: wait for the count.
         #expect(try await waitUntil(seconds: 30) { GStreamerRuntime.runningPipelineCount == 0 })
         #expect(harness.answererStates.last == .closed)
         #expect(harness.offererStates.last == .closed)
@@ -262,20 +264,16 @@ struct AccessUnit: Sendable {
 
 /// Encodes a short clip with gst-launch-1.0 (x264, constrained baseline, byte-stream, one AUD per
 /// access unit) and splits it at the access unit delimiters.
-func encodedAccessUnits(width: Int, height: Int, fps: Int, count: Int) throws -> [AccessUnit] {
+func encodedAccessUnits(width: Int, height: Int, fps: Int, count: Int) async throws -> [AccessUnit] {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("webrtclink-\(UUID().uuidString).h264")
     defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
-    process.arguments = [
+    _ = try await runProgram("/usr/bin/gst-launch-1.0", [
         "-q", "videotestsrc", "num-buffers=\(count)", "pattern=ball", "!",
         "video/x-raw,format=I420,width=\(width),height=\(height),framerate=\(fps)/1", "!",
         "x264enc", "tune=zerolatency", "speed-preset=ultrafast", "key-int-max=\(fps)", "bframes=0", "aud=true", "!",
         "video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au", "!",
         "filesink", "location=\(file.path)",
-    ]
-    try process.run()
-    process.waitUntilExit()
+    ])
     let data = [UInt8](try Data(contentsOf: file))
     // Start codes of NAL type 9 (access unit delimiter).
     var starts: [Int] = []

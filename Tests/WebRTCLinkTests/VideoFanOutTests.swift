@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import WebRTCLink
 
 /// Issue 11: one encoded stream, many links. A joining link starts at a key frame; joins share
 /// rate-limited forced key frames; a real shared x264 encoder honours the requests.
-@Suite("Shared encoder fan-out")
+@Suite("Shared encoder fan-out", .heavy)
 struct VideoFanOutTests {
     final class Received: @unchecked Sendable {
         private let lock = NSLock()
@@ -61,7 +62,7 @@ struct VideoFanOutTests {
     }
 
     @Test("a shared x264 encoder: two subscribers get identical access units, a late one starts at a forced IDR",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(8)))
     func sharedEncoderFansOut() async throws {
         let encoder = try SharedH264Encoder(video: VideoFormat(width: 320, height: 240, fps: 30), input: .i420,
                                             keyFrameIntervalSeconds: 10, minimumKeyFrameSpacing: .milliseconds(50))
