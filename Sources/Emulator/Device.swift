@@ -37,6 +37,8 @@ public actor Device {
     private var random = SystemRandomNumberGenerator()
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
+    /// Set by `dropConnection`: the level of the next "broker unreachable" line.
+    private var droppedOnPurpose: LogLevel?
     var links: [String: P2PLink] = [:]
     /// Where the links' video comes from.
     nonisolated let feeds: VideoFeeds
@@ -268,7 +270,10 @@ public actor Device {
             connected = false
             ready = false
             if !stopped {
-                log.log(was ? .warning : .info, "broker unreachable, retrying", device: devId, fields: [("why", reason)])
+                // A drop we made on purpose (a fault) logs at the fault's level, once.
+                let level = droppedOnPurpose.map { min($0, was ? .warning : .info) } ?? (was ? .warning : .info)
+                droppedOnPurpose = nil
+                log.log(level, "broker unreachable, retrying", device: devId, fields: [("why", reason)])
             }
             emit(.connection(connected: false, detail: reason))
         case .connecting:
@@ -423,9 +428,11 @@ public actor Device {
 
     /// Replace the faults in force (heartbeat replies, reply delay). Acting busy goes through the
     /// engine (`setActingBusy`); a dropped connection through `dropConnection(for:)`.
-    public func setFaults(_ faults: DeviceFaults) {
+    /// `logLevel`: of this device's line (a fleet-wide fault logs one summary line itself and
+    /// each device's at debug).
+    public func setFaults(_ faults: DeviceFaults, logLevel: LogLevel = .warning) {
         self.faults = faults
-        log.log(.warning, "faults set", device: devId, fields: [
+        log.log(logLevel, "faults set", device: devId, fields: [
             ("heartbeatRepliesSuppressed", String(faults.heartbeatRepliesSuppressed)),
             ("replyDelayMs", String(faults.replyDelayMs)),
         ])
@@ -434,8 +441,11 @@ public actor Device {
     /// Drops the MQTT connection without a DISCONNECT (the broker publishes the last will) and
     /// reconnects after `seconds` plus a random share of `jitterSeconds` (a fleet-wide reconnect
     /// storm spreads its reconnects this way).
-    public func dropConnection(for seconds: Double, jitterSeconds: Double = 0) {
-        log.log(.warning, "fault: dropping the MQTT connection", device: devId, fields: [("seconds", String(seconds))])
+    /// `logLevel`: of this device's lines about the drop, the lost connection included (a
+    /// fleet-wide storm logs one summary line itself and each device's at debug).
+    public func dropConnection(for seconds: Double, jitterSeconds: Double = 0, logLevel: LogLevel = .warning) {
+        log.log(logLevel, "fault: dropping the MQTT connection", device: devId, fields: [("seconds", String(seconds))])
+        droppedOnPurpose = logLevel
         client.disconnectAbruptly(reconnect: false)
         let client = self.client
         let base = seconds.isFinite ? min(max(0, seconds), 86_400) : 0

@@ -26,6 +26,11 @@ struct LoadResult {
 /// times `ring` and `answer`, and hangs each call up once answered. A device is called again only
 /// after its previous call was hung up (each device's messages go through the same client, so they
 /// stay in order).
+///
+/// The bench measures the devices, so its own side is cheap per call: every call and its hang-up
+/// are encoded before the load starts (a schedule of shuffled rounds over all devices, each call a
+/// genuine `call` with its own session id that the device handles in full), and the load loop only
+/// publishes them and times the replies.
 final class CallLoad: @unchecked Sendable {
     let devIds: [String]
     let topics: [ResolvedTopics]
@@ -36,20 +41,25 @@ final class CallLoad: @unchecked Sendable {
     private var pending: [String: Pending] = [:]
     private var result = LoadResult()
     private let clock = ContinuousClock()
-    private let byDevId: [String: Int]
 
     struct Pending {
         var device: Int
         var sentAt: ContinuousClock.Instant
+        var hangUp: [UInt8]
         var rang = false
+    }
+
+    /// One call of the schedule, encoded ahead.
+    struct Planned {
+        var device: Int
+        var session: String
+        var call: [UInt8]
+        var hangUp: [UInt8]
     }
 
     init(broker: MosquittoBroker, loop: MQTTEventLoop, devIds: [String], topics: [ResolvedTopics]) async throws {
         self.devIds = devIds
         self.topics = topics
-        var index: [String: Int] = [:]
-        for (i, id) in devIds.enumerated() { index[id] = i }
-        byDevId = index
         var clients: [MQTTClient] = []
         for k in 0..<4 {
             var options = broker.clientOptions(clientID: "bench-caller-\(k)")
@@ -69,21 +79,43 @@ final class CallLoad: @unchecked Sendable {
         try await receiver.subscribeAndWait("smart/device/out/+", qos: 1, timeout: .seconds(10))
     }
 
+    /// Every call of the load, encoded: rounds of all devices in random order. The calls' deadline
+    /// lies past the end of the load (the device rings and answers long before).
+    func schedule(calls: Int, deadlineMs: Int64) -> [Planned] {
+        var rng = SystemRandomNumberGenerator()
+        var planned: [Planned] = []
+        planned.reserveCapacity(calls)
+        var order: [Int] = []
+        let t = nowMs() / 1000
+        for serial in 0..<calls {
+            if order.isEmpty { order = Array(devIds.indices).shuffled(using: &rng).reversed() }
+            guard let device = order.popLast() else { break }
+            let devId = devIds[device]
+            let user = "bench-user-\(device % senders.count)"
+            let session = "bench\(serial)x\(device)"
+            let call = CallMessage(event: .call, curId: user, targetId: devId, sessionId: session,
+                                   timeout: deadlineMs, callType: .oneToOne, extra: CallExtra())
+            let hangUp = CallMessage(event: .hangUp, curId: user, targetId: devId, sessionId: session)
+            planned.append(Planned(device: device, session: session, call: call.envelope(t: t).encoded(),
+                                   hangUp: hangUp.envelope(t: t).encoded()))
+        }
+        return planned
+    }
+
     func run(rate: Double, seconds: Double) async throws -> LoadResult {
+        let total = max(1, Int((rate * seconds).rounded(.up)))
+        let plan = schedule(calls: total, deadlineMs: nowMs() + Int64((seconds + 60) * 1000))
         let began = clock.now
         let end = began + .milliseconds(Int64(seconds * 1000))
-        var due = 0.0
-        var serial = 0
-        var rng = SystemRandomNumberGenerator()
-        while clock.now < end {
+        var next = 0
+        while clock.now < end, next < plan.count {
             let elapsed = BenchCommand.FleetBench.seconds(clock.now - began)
-            let target = Int(elapsed * rate)
-            while Double(serial) < Double(target) + due {
-                serial += 1
-                call(serial: serial, using: &rng)
+            let target = min(plan.count, Int(elapsed * rate))
+            while next < target {
+                send(plan[next])
+                next += 1
             }
-            due = 0
-            try? await Task.sleep(for: .milliseconds(2))
+            try? await Task.sleep(for: .milliseconds(1))
         }
         // Drain: every call sent gets up to 5 s to ring and be answered.
         let drainEnd = clock.now + .seconds(5)
@@ -97,33 +129,22 @@ final class CallLoad: @unchecked Sendable {
         }
     }
 
-    private func call(serial: Int, using rng: inout SystemRandomNumberGenerator) {
-        // A random idle device (a few tries; a nearly-full fleet just skips this tick's call).
-        var chosen: Int?
-        lock.withLock {
-            for _ in 0..<8 {
-                let i = Int.random(in: 0..<devIds.count, using: &rng)
-                if !busy.contains(i) { chosen = i; busy.insert(i); break }
+    private func send(_ call: Planned) {
+        // A device still in its previous call (its rounds came round again too soon) is skipped.
+        let free = lock.withLock {
+            guard busy.insert(call.device).inserted else {
+                result.errors += 1
+                if result.errorSamples.count < 20 { result.errorSamples.append("device \(devIds[call.device]) still busy") }
+                return false
             }
-        }
-        guard let device = chosen else {
-            lock.withLock { result.errors += 1; if result.errorSamples.count < 20 { result.errorSamples.append("no idle device found") } }
-            return
-        }
-        let devId = devIds[device]
-        let user = "bench-user-\(device % senders.count)"
-        let session = "bench\(serial)x\(device)"
-        let message = CallMessage(event: .call, curId: user, targetId: devId, sessionId: session,
-                                  timeout: nowMs() + 30_000, callType: .oneToOne, extra: CallExtra())
-        lock.withLock {
-            pending[session] = Pending(device: device, sentAt: clock.now)
+            pending[call.session] = Pending(device: call.device, sentAt: clock.now, hangUp: call.hangUp)
             result.sent += 1
+            return true
         }
-        publish(message, device: device)
+        if free { publish(call.call, device: call.device) }
     }
 
-    private func publish(_ message: CallMessage, device: Int) {
-        let payload = message.envelope(t: nowMs() / 1000).encoded()
+    private func publish(_ payload: [UInt8], device: Int) {
         do {
             try senders[device % senders.count].publish(topic: topics[device].in, payload: payload, qos: 1)
         } catch {
@@ -134,7 +155,7 @@ final class CallLoad: @unchecked Sendable {
     private func received(_ m: MQTTMessage) {
         let now = clock.now
         guard case .call(let message)? = try? InboundMessage.decode(payload: m.payload).message else { return }
-        var hangUp: (CallMessage, Int)?
+        var hangUp: ([UInt8], Int)?
         lock.withLock {
             guard var p = pending[message.sessionId] else { return }
             let ms = BenchCommand.FleetBench.seconds(now - p.sentAt) * 1000
@@ -148,8 +169,7 @@ final class CallLoad: @unchecked Sendable {
                 result.answered += 1
                 result.callToAnswer.append(ms)
                 pending[message.sessionId] = nil
-                hangUp = (CallMessage(event: .hangUp, curId: message.targetId, targetId: message.curId,
-                                      sessionId: message.sessionId), p.device)
+                hangUp = (p.hangUp, p.device)
             default:
                 result.errors += 1
                 if result.errorSamples.count < 20 {

@@ -34,6 +34,9 @@ extension BenchCommand {
             guard (1...1_000_000).contains(count) else { throw ValidationError("--count must be 1 to 1000000") }
             guard callsPerSecond >= 0, callsPerSecond <= 100_000 else { throw ValidationError("--calls-per-second must be 0 to 100000") }
             guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be more than 0, at most 3600") }
+            guard callsPerSecond * seconds <= 200_000 else {
+                throw ValidationError("at most 200000 calls per run (--calls-per-second x --seconds): every call is encoded before the load starts")
+            }
         }
 
         func run() async throws {

@@ -45,6 +45,9 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: "Devices started per second (default: as fast as the broker brings them online, 500 at a time).")
     var connectRate: Double?
 
+    @Option(help: "Devices connecting (not yet online) at once; keep it below the broker's listen backlog (mosquitto: 100).")
+    var connectWindow: Int = Fleet.defaultWindow
+
     @Option(help: "MQTT event-loop threads per process.")
     var threads: Int = 2
 
@@ -89,6 +92,9 @@ struct FleetCommand: AsyncParsableCommand {
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1 to 64, got \(threads)") }
         if let connectRate, !(connectRate > 0 && connectRate.isFinite) {
             throw ValidationError("--connect-rate must be a number of devices per second greater than 0")
+        }
+        guard (1...100_000).contains(connectWindow) else {
+            throw ValidationError("--connect-window must be 1 to 100000, got \(connectWindow)")
         }
         if let maxDevicesPerProcess, maxDevicesPerProcess < 1 {
             throw ValidationError("--max-devices-per-process must be at least 1")
@@ -168,7 +174,7 @@ struct FleetCommand: AsyncParsableCommand {
                                                caFile: caFile ?? first?.broker.caFile, certFile: nil, keyFile: nil)
         connection.keepAlive = first?.broker.keepAlive ?? 30
         let options = Fleet.Options(
-            connection: connection, threads: threads, connectRate: connectRate,
+            connection: connection, threads: threads, connectRate: connectRate, window: connectWindow,
             answerPolicy: try answer.map(parseAnswerPolicy), sourceAddresses: sources, log: log)
         return try Fleet(plan: plan, positions: positions, options: options)
     }

@@ -181,6 +181,8 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
                  "--log-format", c.logFormat, "--log-level", c.logLevel]
         if let shard = c.shard { args += ["--shard", shard] }
         if let rate = c.connectRate { args += ["--connect-rate", String(rate / Double(workerCount))] }
+        // The broker's accept backlog is shared by every process: so is the window.
+        args += ["--connect-window", String(max(1, c.connectWindow / max(1, workerCount)))]
         if let answer = c.answer { args += ["--answer", answer] }
         if let ip = c.sourceIP { args += ["--source-ip", ip] }
         if let ca = c.caFile { args += ["--ca-file", ca] }

@@ -11,7 +11,7 @@ import Testing
 import TestSupport
 
 /// Fleets inside the test process, driven through MQTT as users would. Kept to about 100 devices
-/// at a time: each holds 3 descriptors, and Foundation's `Process.run()` (used by other suites
+/// at a time: each holds a descriptor (3 where libmosquitto's socketpair stays open), and Foundation's `Process.run()` (used by other suites
 /// running in parallel) crashes when the process has more than about 1,000 open. Hundreds of
 /// devices per process are covered through `ipcemu fleet` (FleetCommandTests).
 @Suite("Fleet in one process", .serialized, .timeLimit(.minutes(8)), .heavy)
@@ -99,6 +99,40 @@ struct FleetInProcessTests {
         }
         #expect(back, "reconnected: \(fleet.devices.filter { $0.mqttCounters.reconnects >= 1 }.count), online: \(presence.online.count)")
         await fleet.stop()
+    }
+
+    @Test("Fleet-wide faults log one summary line per action; each device's lines are debug")
+    func fleetFaultsLogOneLinePerAction() async throws {
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/fleet.log"
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let log = EventLog(minimumLevel: .debug, fileDescriptor: fd)
+        let plan = try FleetPlan(groups: [.init(profile: try doorbellTemplate(prefix: "quiet"), count: 20)])
+        let fleet = try Fleet(plan: plan, positions: 0..<plan.total,
+                              options: Fleet.Options(connection: broker.clientOptions(clientID: "fleet"), log: log))
+        #expect(await fleet.start().online == 20)
+        let presence = try await Presence(broker: broker)
+        defer { presence.close() }
+        #expect(await eventually(timeout: .seconds(10)) { presence.online.count == 20 })
+        #expect(await fleet.dropAllConnections(seconds: 0.2, jitterSeconds: 0.2) == 20)
+        // Every will seen (the drops happened), then every device back.
+        #expect(await eventually(timeout: .seconds(10)) { presence.offline.count == 20 })
+        #expect(await eventually(timeout: .seconds(20)) { presence.online.count == 20 })
+        #expect(await fleet.suppressHeartbeatReplies(fraction: 0.5) == 10)
+        await fleet.stop()
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let warnings = lines.filter { $0.contains(" WARNI ") }
+        #expect(warnings.count == 2, "\(warnings)")
+        #expect(warnings.filter { $0.contains("fleet fault: dropping every device's MQTT connection") && $0.contains("devices=20") }.count == 1)
+        #expect(warnings.filter { $0.contains("fleet fault: heartbeat replies suppressed") && $0.contains("suppressing=10") }.count == 1)
+        let debug = lines.filter { $0.contains(" DEBUG ") }
+        #expect(debug.filter { $0.contains("fault: dropping the MQTT connection") }.count == 20)
+        #expect(debug.filter { $0.contains("broker unreachable") }.count == 20)
+        #expect(debug.filter { $0.contains("faults set") }.count == 20)
     }
 
     @Test("Per-device credentials on a broker with a password file: every device signs in as itself")

@@ -46,6 +46,27 @@ struct ScaleTests {
         }
     }
 
+    @Test("Every client gives libmosquitto's socketpair back: one descriptor per client, and it still works")
+    func oneDescriptorPerClient() async throws {
+        // Debian 12's libmosquitto 2.0.11 (what this project runs on) has the pair where it is checked for.
+        #expect(MosquittoSocketpair.releasable)
+        #expect(DescriptorBudget.perClient == 1)
+        #expect(DescriptorBudget.needed(clients: 1000, reserve: 256) == 1256)
+        try await withBroker { broker in
+            let client = try MQTTClient(options: broker.clientOptions(clientID: "one-fd"))
+            defer { client.close() }
+            let inbox = Collected<[String]>([])
+            client.setMessageHandler { message in inbox.withLock { $0.append(message.payloadText) } }
+            client.connect()
+            #expect(await client.waitUntilConnected())
+            try await client.subscribeAndWait("one-fd/echo", timeout: .seconds(10))
+            // Many queued packets at once (libmosquitto would have written a byte to the pair for each).
+            for i in 0..<200 { try client.publish(topic: "one-fd/echo", payload: Array("m\(i)".utf8), qos: 1) }
+            #expect(await eventually(timeout: .seconds(20)) { inbox.snapshot.count == 200 })
+            #expect(inbox.snapshot.first == "m0" && inbox.snapshot.last == "m199")
+        }
+    }
+
     @Test("A client keeps its own event loop alive; the loop stops after the client is gone")
     func clientKeepsItsLoop() async throws {
         try await withBroker { broker in

@@ -8,8 +8,9 @@ import MQTTTransport
 /// `Device`: its own MQTT connection (client id, last will, retained presence and meta), engine,
 /// answer policy, timers, payload protection and replay state. They share a few MQTT loop threads.
 ///
-/// Start-up is paced: devices connect in waves of at most `window` that are not yet online (or at
-/// `connectRate` per second), so the broker is never hit by a reconnect storm of our own making.
+/// Start-up is paced: at most `window` devices are connecting (not yet online) at once, the next
+/// starting as one comes online (and at most `connectRate` per second when given), so the broker's
+/// accept queue never overflows and no client waits out a TCP retransmission.
 /// Before each wave the descriptor budget is checked; a fleet that would run out stops growing
 /// and says what it needed and the limit (`FleetStartReport.shortage`), never a crash or a loop.
 public final class Fleet: Sendable {
@@ -21,7 +22,8 @@ public final class Fleet: Sendable {
         /// Devices started per second; nil: as fast as the broker brings them online, `window`
         /// at a time.
         public var connectRate: Double?
-        /// Devices that may be connecting (not yet online) at once.
+        /// Devices that may be connecting (not yet online) at once: keep it below the broker's
+        /// listen backlog (mosquitto's is 100), or dropped SYNs cost 1 s retransmissions each.
         public var window: Int
         /// Overrides every profile's answer policy (`--answer`).
         public var answerPolicy: DeviceProfile.AnswerPolicy?
@@ -31,7 +33,7 @@ public final class Fleet: Sendable {
         public var descriptorReserve: Int
         public var log: EventLog
 
-        public init(connection: MQTTClientOptions, threads: Int = 2, connectRate: Double? = nil, window: Int = 500,
+        public init(connection: MQTTClientOptions, threads: Int = 2, connectRate: Double? = nil, window: Int = Fleet.defaultWindow,
                     answerPolicy: DeviceProfile.AnswerPolicy? = nil, sourceAddresses: [String] = [],
                     descriptorReserve: Int = DescriptorBudget.defaultReserve, log: EventLog = EventLog(minimumLevel: .error)) {
             self.connection = connection
@@ -44,6 +46,9 @@ public final class Fleet: Sendable {
             self.log = log
         }
     }
+
+    /// Devices connecting at once by default (below mosquitto's listen backlog of 100).
+    public static let defaultWindow = 64
 
     public let plan: FleetPlan
     /// The positions of `plan` this process holds.
@@ -94,44 +99,62 @@ public final class Fleet: Sendable {
                                    elapsed: now - began))
         }
 
-        let wave = max(1, options.connectRate.map { max(1, Int($0 / 10)) } ?? options.window)
-        while position < positions.upperBound {
-            let waveStart = clock.now
-            let count = min(wave, positions.upperBound - position)
-            // Descriptor budget: never start clients the process cannot hold.
-            let budget = DescriptorBudget.current(reserve: options.descriptorReserve)
-            let fitting = min(count, budget.clientsThatFit)
-            if fitting < count {
-                shortage = budget.shortage(clients: positions.upperBound - position)
-                    + " (\(position - positions.lowerBound) of \(total) devices started)"
+        // A sliding window: at most `window` devices connecting (not yet online) at once, the next
+        // one started as soon as one comes online. The window stays below the broker's accept
+        // backlog (mosquitto listens with a backlog of 100): past it the kernel drops SYNs and each
+        // dropped client waits a whole 1 s TCP retransmission, which made start-up come in waves.
+        let window = max(1, options.window)
+        let batch = max(1, options.connectRate.map { max(1, Int($0 / 10)) } ?? window)
+        // The descriptor budget is read from /proc/self/fd (a listing of every open descriptor, so
+        // not once per batch at 10,000 devices): again every 2,000 devices, or when it runs short.
+        var budget = DescriptorBudget.current(reserve: options.descriptorReserve)
+        var fit = budget.clientsThatFit
+        var sinceCheck = 0
+        await withTaskGroup(of: Bool.self) { group in
+            var connecting = 0
+            func settleOne() async {
+                guard let up = await group.next() else { return }
+                connecting -= 1
+                if up { online.add(1) }
+                report(false)
             }
-            var started: [Device] = []
-            for p in position..<(position + fitting) {
-                do {
-                    let device = try makeDevice(at: p)
-                    try await device.start()
-                    state.add(device)
-                    started.append(device)
-                } catch {
-                    if failures.count < 20 { failures.append("device at position \(p): \(error)") }
+            while position < positions.upperBound {
+                let batchStart = clock.now
+                let count = min(batch, positions.upperBound - position)
+                // Descriptor budget: never start clients the process cannot hold.
+                if sinceCheck >= 2000 || fit < 2 * count {
+                    budget = DescriptorBudget.current(reserve: options.descriptorReserve)
+                    fit = budget.clientsThatFit
+                    sinceCheck = 0
                 }
-            }
-            position += fitting
-            // Wait for this wave (paced by rate or by the broker), reporting progress meanwhile.
-            await withTaskGroup(of: Void.self) { group in
-                for device in started {
-                    group.addTask {
-                        if await device.waitUntilConnected(timeout: stallTimeout) { online.add(1) }
+                let fitting = min(count, fit)
+                fit -= fitting
+                sinceCheck += fitting
+                if fitting < count {
+                    shortage = budget.shortage(clients: positions.upperBound - position)
+                        + " (\(position - positions.lowerBound) of \(total) devices started)"
+                }
+                for p in position..<(position + fitting) {
+                    while connecting >= window { await settleOne() }
+                    do {
+                        let device = try makeDevice(at: p)
+                        try await device.start()
+                        state.add(device)
+                        connecting += 1
+                        group.addTask { await device.waitUntilConnected(timeout: stallTimeout) }
+                    } catch {
+                        if failures.count < 20 { failures.append("device at position \(p): \(error)") }
                     }
                 }
-                await group.waitForAll()
+                position += fitting
+                if let rate = options.connectRate, rate > 0 {
+                    let due = batchStart + .milliseconds(Int64(Double(count) / rate * 1000))
+                    if clock.now < due { try? await Task.sleep(until: due, clock: clock) }
+                }
+                report(false)
+                if shortage != nil { break }   // the devices that fit are up; say why the rest are not
             }
-            if let rate = options.connectRate, rate > 0 {
-                let due = waveStart + .milliseconds(Int64(Double(count) / rate * 1000))
-                if clock.now < due { try? await Task.sleep(until: due, clock: clock) }
-            }
-            report(false)
-            if shortage != nil { break }   // the devices that fit are up; say why the rest are not
+            while connecting > 0 { await settleOne() }
         }
         report(true)
         return FleetStartReport(planned: total, started: state.snapshot.devices.count, online: online.value,
@@ -183,7 +206,11 @@ public final class Fleet: Sendable {
     @discardableResult
     public func dropAllConnections(seconds: Double, jitterSeconds: Double) async -> Int {
         let all = devices
-        for device in all { await device.dropConnection(for: seconds, jitterSeconds: jitterSeconds) }
+        // One line for the whole storm; each device's lines at debug.
+        options.log.log(.warning, "fleet fault: dropping every device's MQTT connection", fields: [
+            ("devices", String(all.count)), ("seconds", String(seconds)), ("jitterSeconds", String(jitterSeconds)),
+        ])
+        for device in all { await device.dropConnection(for: seconds, jitterSeconds: jitterSeconds, logLevel: .debug) }
         return all.count
     }
 
@@ -194,10 +221,13 @@ public final class Fleet: Sendable {
         let all = devices
         let share = fraction.isFinite ? min(max(fraction, 0), 1) : 0
         let chosen = Set(all.indices.shuffled().prefix(Int((Double(all.count) * share).rounded())))
+        options.log.log(.warning, "fleet fault: heartbeat replies suppressed on a share of the devices", fields: [
+            ("suppressing", String(chosen.count)), ("devices", String(all.count)), ("fraction", String(share)),
+        ])
         for (index, device) in all.enumerated() {
             var faults = await device.faults
             faults.heartbeatRepliesSuppressed = chosen.contains(index)
-            await device.setFaults(faults)
+            await device.setFaults(faults, logLevel: .debug)
         }
         return chosen.count
     }

@@ -58,6 +58,8 @@ final class ClientConnection: @unchecked Sendable {
         guard let created = mosquitto_new(id, options.cleanSession, context) else {
             throw .library("mosquitto_new failed: \(errnoDescription(errno))")
         }
+        // One descriptor per client instead of three (MosquittoSocketpair, DescriptorBudget).
+        MosquittoSocketpair.release(created)
         do {
             try Self.configure(created, options: options)
         } catch {

@@ -4,13 +4,13 @@ import Glibc
 
 /// The open-file budget of this process (DESIGN.md "Scale": descriptors are the first wall).
 ///
-/// Every libmosquitto client holds three descriptors (its socket, and the socketpair Debian 12's
-/// libmosquitto 2.0.11 always creates), and the runtime needs some of its own (libdispatch's
-/// thread-pool monitor dies when none is left), so a fleet keeps `reserve` free and never plans
-/// past the limit.
+/// libmosquitto 2.0.11 (Debian 12) opens three descriptors per client: its socket and a socketpair
+/// our clients give back at once (`MosquittoSocketpair`), so each holds one (three where the pair
+/// cannot be given back). The runtime needs some of its own (libdispatch's thread-pool monitor
+/// dies when none is left), so a fleet keeps `reserve` free and never plans past the limit.
 public struct DescriptorBudget: Sendable, Equatable {
-    /// Descriptors one MQTT client holds.
-    public static let perClient = 3
+    /// Descriptors one MQTT client holds: 1, or 3 where libmosquitto's socketpair stays open.
+    public static var perClient: Int { MosquittoSocketpair.releasable ? 1 : 3 }
     /// Descriptors kept free for the runtime, the control API, the journal and logs.
     public static let defaultReserve = 256
 
@@ -22,7 +22,7 @@ public struct DescriptorBudget: Sendable, Equatable {
     public var open: Int
     public var reserve: Int
 
-    /// MQTT clients that still fit: (limit - open - reserve) / 3.
+    /// MQTT clients that still fit: (limit - open - reserve) / perClient.
     public var clientsThatFit: Int {
         max(0, (limit - open - reserve) / Self.perClient)
     }
@@ -71,7 +71,7 @@ public struct DescriptorBudget: Sendable, Equatable {
 
     /// One sentence for a person: what was needed and the limit.
     public func shortage(clients: Int) -> String {
-        "out of descriptors: \(clients) more MQTT clients need \(clients * Self.perClient) descriptors "
+        "out of descriptors: \(clients) more MQTT clients need \(clients * Self.perClient) descriptor\(clients * Self.perClient == 1 ? "" : "s") "
             + "(\(Self.perClient) each) plus a reserve of \(reserve), but \(open) of the limit of \(limit) "
             + "are open (hard limit \(hardLimit)); raise `ulimit -n` or spread the devices over more processes"
     }

@@ -27,6 +27,13 @@ enum MosquittoLibrary {
         return String(cString: text)
     }
 
+    /// The installed libmosquitto's major version.
+    static var majorVersion: Int32 {
+        var major: Int32 = 0, minor: Int32 = 0, revision: Int32 = 0
+        _ = mosquitto_lib_version(&major, &minor, &revision)
+        return major
+    }
+
     /// The installed libmosquitto's version, "major.minor.revision".
     static var version: String {
         var major: Int32 = 0, minor: Int32 = 0, revision: Int32 = 0
