@@ -268,7 +268,7 @@ struct ControlHandlers: APIProtocol {
     }
 
     func phoneState(_ phone: ConsolePhone) async throws(ControlError) -> S.PhoneState {
-        try APIViews.decode(await phone.state(), as: S.PhoneState.self)
+        await phone.state()
     }
 
     func phoneAct(_ action: (ConsolePhone) async throws(CallActionError) -> Void) async throws -> S.PhoneState {
@@ -334,7 +334,7 @@ struct SSEItems: AsyncSequence, Sendable {
                 return ArraySlice(": ipcemu events\n\n".utf8)
             }
             switch await items.next() {
-            case .event(let e)?: return ArraySlice(("data: " + e.jsonString + "\n\n").utf8)
+            case .event(let json)?: return ArraySlice(Array("data: ".utf8) + json + Array("\n\n".utf8))
             case .keepalive?: return ArraySlice(": keepalive\n\n".utf8)
             case nil:
                 guardian.ticker.cancel()
