@@ -121,13 +121,12 @@ enum APIViews {
         }
     }
 
-    /// A JSON value built elsewhere (the console phone's state, journal lines) read as `T`: a shape
-    /// the schema does not allow is a server fault, reported as one.
-    static func decode<T: Decodable>(_ value: JSONValue, as _: T.Type) throws(ControlError) -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(value.serialized()))
-        } catch {
-            throw ControlError(status: 500, "internal: \(T.self) does not match the API schema: \(error)")
-        }
+    static func journalEntry(_ e: JournalEntry) -> S.JournalEntry {
+        S.JournalEntry(
+            t: Int(clamping: e.t), time: e.time, device: e.device, kind: e.kind == .call ? .call : .event,
+            session: e.session, direction: e.direction, event: e.event, peer: e.peer, reason: e.reason,
+            callType: e.callType, outcome: e.outcome, endedBy: e.endedBy, peers: e.peers, answeredBy: e.answeredBy,
+            startedAt: e.startedAt.map { Int(clamping: $0) }, answeredAt: e.answeredAt.map { Int(clamping: $0) },
+            endedAt: e.endedAt.map { Int(clamping: $0) })
     }
 }

@@ -137,8 +137,7 @@ struct ControlHandlers: APIProtocol {
         let entry = try await entry(input.path.devId)
         let limit = input.query.limit ?? 100
         guard (1...10_000).contains(limit) else { throw ControlError.badRequest("limit must be an integer 1-10000", field: "limit") }
-        var entries: [S.JournalEntry] = []
-        for e in await entry.journal.entries(limit: limit) { entries.append(try APIViews.decode(e, as: S.JournalEntry.self)) }
+        let entries = await entry.journal.entries(limit: limit).map(APIViews.journalEntry)
         return .ok(.init(body: .json(.init(devId: entry.devId, file: entry.journal.path, entries: entries))))
     }
 
