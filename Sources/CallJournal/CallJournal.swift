@@ -21,9 +21,14 @@ public actor CallJournal {
     private var file: JournalFile?
     /// True when the file is a fleet's one file per process (closed by its owner, not here).
     private let sharesFile: Bool
-    private var recent: [JSONValue] = []
+    private var recent: [JournalEntry] = []
     private let memoryLimit: Int
     private var writeFailures = 0
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     /// Opens (creating if needed) `directory/<devId>.jsonl` for appending.
     public init(devId: String, directory: String?, memoryLimit: Int = 1000) throws(ControlError) {
@@ -75,42 +80,29 @@ public actor CallJournal {
 
     /// One call event the device received (`in`) or sent (`out`).
     public func record(direction: JournalDirection, message m: CallMessage, at ms: Int64 = WallClock.nowMs()) {
-        var line: [String: JSONValue] = [
-            "t": .int(ms), "time": .string(Self.iso(ms)), "device": .string(devId), "kind": .string("event"),
-            "direction": .string(direction.rawValue), "event": .string(m.event.rawValue),
-            "session": .string(m.sessionId), "peer": .string(direction == .in ? m.curId : m.targetId),
-        ]
-        line["reason"] = m.reason.map(JSONValue.string) ?? .null
-        if let callType = m.callType { line["callType"] = .int(Int64(callType.rawValue)) }
-        append(.object(line))
+        append(JournalEntry(device: devId, direction: direction, message: m, at: ms, time: Self.iso(ms)))
     }
 
     /// One ended call, with its outcome.
     public func record(ended r: CallRecord, at ms: Int64 = WallClock.nowMs()) {
-        var line: [String: JSONValue] = [
-            "t": .int(ms), "time": .string(Self.iso(ms)), "device": .string(devId), "kind": .string("call"),
-            "session": .string(r.sessionId), "direction": .string(r.direction.rawValue),
-            "outcome": .string(r.outcome.rawValue), "endedBy": .string(r.endedBy.rawValue),
-            "peers": .array(r.peers.map(JSONValue.string)), "callType": .int(Int64(r.callType.rawValue)),
-            "startedAt": .int(r.startedAt), "endedAt": .int(r.endedAt),
-        ]
-        line["reason"] = r.reason.map { .string($0.rawValue) } ?? .null
-        line["answeredBy"] = r.answeredBy.map(JSONValue.string) ?? .null
-        line["answeredAt"] = r.answeredAt.map(JSONValue.int) ?? .null
-        append(.object(line))
+        append(JournalEntry(device: devId, ended: r, at: ms, time: Self.iso(ms)))
     }
 
-    private func append(_ entry: JSONValue) {
+    private func append(_ entry: JournalEntry) {
         recent.append(entry)
         if recent.count > memoryLimit { recent.removeFirst(recent.count - memoryLimit) }
         guard let file else { return }
-        if !file.append(entry.serialized() + [UInt8(ascii: "\n")]) { writeFailures += 1 }
+        // Plain data: encoding cannot fail short of a bug, and then the line counts as not written.
+        guard let line = try? encoder.encode(entry), file.append(Array(line) + [UInt8(ascii: "\n")]) else {
+            writeFailures += 1
+            return
+        }
     }
 
     // MARK: Reading
 
     /// The most recent entries, oldest first (at most `limit`).
-    public func entries(limit: Int = 100) -> [JSONValue] {
+    public func entries(limit: Int = 100) -> [JournalEntry] {
         Array(recent.suffix(max(0, limit)))
     }
 

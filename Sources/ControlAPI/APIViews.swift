@@ -66,6 +66,49 @@ enum APIViews {
         )
     }
 
+    /// A 308 call event as the event stream shows it.
+    static func message(_ m: CallMessage) -> S.CallEventMessage {
+        S.CallEventMessage(event: m.event.rawValue, curId: m.curId, targetId: m.targetId, sessionId: m.sessionId,
+                           reason: m.reason, callType: m.callType.map { Int($0.rawValue) })
+    }
+
+    /// One `data:` line of /api/events for a device's event (openapi.yaml, DeviceEvent).
+    static func event(_ e: DeviceEvent, devId: String, at ms: Int64) -> S.DeviceEvent {
+        var event = S.DeviceEvent(_type: .connection, device: devId, t: Int(clamping: ms))
+        switch e {
+        case .connection(let connected, let detail):
+            event.connected = connected
+            event.detail = detail
+        case .received(let m):
+            event._type = .received
+            event.message = message(m)
+            event.session = m.sessionId
+        case .sent(let m):
+            event._type = .sent
+            event.message = message(m)
+            event.session = m.sessionId
+        case .ringing(let s):
+            event._type = .ringing
+            event.session = s
+        case .ringingStopped(let s):
+            event._type = .ringingStopped
+            event.session = s
+        case .callEnded(let r):
+            event._type = .callEnded
+            event.record = record(r)
+            event.session = r.sessionId
+        case .refused(let why):
+            event._type = .refused
+            event.why = why
+        case .offerRefused(let s, let from, let why):
+            event._type = .offerRefused
+            event.session = s
+            event.from = from
+            event.why = why
+        }
+        return event
+    }
+
     /// `answer`, `answer:1.5`, `reject`, `reject:2`, `ignore`, `busy`, `manual`.
     static func policy(_ p: AnswerPolicy) -> String {
         switch p {
@@ -78,13 +121,12 @@ enum APIViews {
         }
     }
 
-    /// A JSON value built elsewhere (the console phone's state, journal lines) read as `T`: a shape
-    /// the schema does not allow is a server fault, reported as one.
-    static func decode<T: Decodable>(_ value: JSONValue, as _: T.Type) throws(ControlError) -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(value.serialized()))
-        } catch {
-            throw ControlError(status: 500, "internal: \(T.self) does not match the API schema: \(error)")
-        }
+    static func journalEntry(_ e: JournalEntry) -> S.JournalEntry {
+        S.JournalEntry(
+            t: Int(clamping: e.t), time: e.time, device: e.device, kind: e.kind == .call ? .call : .event,
+            session: e.session, direction: e.direction, event: e.event, peer: e.peer, reason: e.reason,
+            callType: e.callType, outcome: e.outcome, endedBy: e.endedBy, peers: e.peers, answeredBy: e.answeredBy,
+            startedAt: e.startedAt.map { Int(clamping: $0) }, answeredAt: e.answeredAt.map { Int(clamping: $0) },
+            endedAt: e.endedAt.map { Int(clamping: $0) })
     }
 }

@@ -1,6 +1,7 @@
 import AppSimulator
 import CallEngine
 import CallRuntime
+import ControlAPISpec
 import Emulator
 import Foundation
 import IPCWire
@@ -73,42 +74,47 @@ public actor ConsolePhone {
             if case .disconnect = m.body, video?.sessionId == m.header.sessionId { video?.state = "closed" }
         default: break
         }
-        var o: [String: JSONValue] = ["type": .string("phone"), "user": .string(userId), "t": .int(WallClock.nowMs())]
+        var e = Components.Schemas.PhoneEvent(_type: .phone, user: userId, t: Int(clamping: WallClock.nowMs()),
+                                              what: .connection, phone: placeholderState)
         switch event {
         case .incomingCall(let s, let devId):
-            o["what"] = .string("incomingCall"); o["session"] = .string(s); o["device"] = .string(devId)
+            e.what = .incomingCall; e.session = s; e.device = devId
         case .callEnded(let r):
-            o["what"] = .string("callEnded"); o["record"] = JSONViews.record(r); o["session"] = .string(r.sessionId)
+            e.what = .callEnded; e.record = APIViews.record(r); e.session = r.sessionId
         case .received(let m, let devId):
-            o["what"] = .string("received"); o["message"] = JSONViews.message(m); o["device"] = .string(devId)
+            e.what = .received; e.message = APIViews.message(m); e.device = devId
         case .sent(let m, let devId):
-            o["what"] = .string("sent"); o["message"] = JSONViews.message(m); o["device"] = .string(devId)
+            e.what = .sent; e.message = APIViews.message(m); e.device = devId
         case .deviceRinging(let s, let devId):
-            o["what"] = .string("deviceRinging"); o["session"] = .string(s); o["device"] = .string(devId)
+            e.what = .deviceRinging; e.session = s; e.device = devId
         case .connection(let connected, _):
-            o["what"] = .string("connection"); o["connected"] = .bool(connected)
+            e.what = .connection; e.connected = connected
         case .refused(let why):
-            o["what"] = .string("refused"); o["why"] = .string(why)
+            e.what = .refused; e.why = why
         case .signal:
             return
         }
-        o["phone"] = await state()
-        hub.publish(.object(o), device: nil)
+        e.phone = await state()
+        hub.publish(e, device: nil)
     }
 
-    /// `{"userId", "phase", "session", "ringingFrom", "lastCall"}`.
-    public func state() async -> JSONValue {
+    private var placeholderState: Components.Schemas.PhoneState {
+        Components.Schemas.PhoneState(userId: userId, phase: .idle, video: .none)
+    }
+
+    /// The phone's state (openapi.yaml, PhoneState): phase, session, who rings, the last call, the
+    /// browser's video link.
+    package func state() async -> Components.Schemas.PhoneState {
         let session = await app.session
         let phase = await app.phase
-        return .object([
-            "userId": .string(userId),
-            "phase": .string(phase.rawValue),
-            "session": session.map(JSONViews.session) ?? .null,
-            "ringingFrom": phase == .ringingIncoming ? (ringingFrom.map(JSONValue.string) ?? .null) : .null,
-            "lastCall": lastEnded.map(JSONViews.record) ?? .null,
-            "video": .string(await videoState(session: session)),
-            "stream": .string(videoStream == .sub ? "sub" : "main"),
-        ])
+        return Components.Schemas.PhoneState(
+            userId: userId,
+            phase: .init(rawValue: phase.rawValue) ?? .idle,
+            session: session.map(APIViews.session),
+            ringingFrom: phase == .ringingIncoming ? ringingFrom : nil,
+            lastCall: lastEnded.map(APIViews.record),
+            video: .init(rawValue: await videoState(session: session)) ?? .none,
+            stream: videoStream == .sub ? .sub : .main)
     }
 
     /// `none` (no browser link for the answered call), `negotiating`, `connecting` (answer returned,

@@ -137,8 +137,7 @@ struct ControlHandlers: APIProtocol {
         let entry = try await entry(input.path.devId)
         let limit = input.query.limit ?? 100
         guard (1...10_000).contains(limit) else { throw ControlError.badRequest("limit must be an integer 1-10000", field: "limit") }
-        var entries: [S.JournalEntry] = []
-        for e in await entry.journal.entries(limit: limit) { entries.append(try APIViews.decode(e, as: S.JournalEntry.self)) }
+        let entries = await entry.journal.entries(limit: limit).map(APIViews.journalEntry)
         return .ok(.init(body: .json(.init(devId: entry.devId, file: entry.journal.path, entries: entries))))
     }
 
@@ -268,7 +267,7 @@ struct ControlHandlers: APIProtocol {
     }
 
     func phoneState(_ phone: ConsolePhone) async throws(ControlError) -> S.PhoneState {
-        try APIViews.decode(await phone.state(), as: S.PhoneState.self)
+        await phone.state()
     }
 
     func phoneAct(_ action: (ConsolePhone) async throws(CallActionError) -> Void) async throws -> S.PhoneState {
@@ -334,7 +333,7 @@ struct SSEItems: AsyncSequence, Sendable {
                 return ArraySlice(": ipcemu events\n\n".utf8)
             }
             switch await items.next() {
-            case .event(let e)?: return ArraySlice(("data: " + e.jsonString + "\n\n").utf8)
+            case .event(let json)?: return ArraySlice(Array("data: ".utf8) + json + Array("\n\n".utf8))
             case .keepalive?: return ArraySlice(": keepalive\n\n".utf8)
             case nil:
                 guardian.ticker.cancel()

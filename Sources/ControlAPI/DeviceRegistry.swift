@@ -158,7 +158,7 @@ struct DeviceMonitor: Sendable {
             case .connection, .ringing, .ringingStopped, .refused, .offerRefused:
                 break
             }
-            hub.publish(JSONViews.event(event, devId: devId, at: now), device: devId)
+            hub.publish(APIViews.event(event, devId: devId, at: now), device: devId)
         }
     }
 }

@@ -7,9 +7,10 @@ import IPCWire
 /// (its stream delivers what it holds, then ends) and the event it missed is counted in
 /// `droppedEvents` (docs/robustness.md).
 public final class EventHub: @unchecked Sendable {
-    /// What a subscriber reads: an event, or a keepalive its reader asked for (`Subscription.keepalive`).
+    /// What a subscriber reads: an event (its JSON text, encoded once for every subscriber), or a
+    /// keepalive its reader asked for (`Subscription.keepalive`).
     public enum Item: Sendable, Equatable {
-        case event(JSONValue)
+        case event([UInt8])
         case keepalive
     }
 
@@ -61,7 +62,9 @@ public final class EventHub: @unchecked Sendable {
         let items = subscription(device: device).items
         return AsyncStream { continuation in
             let task = Task {
-                for await item in items { if case .event(let e) = item { continuation.yield(e) } }
+                for await item in items {
+                    if case .event(let json) = item, let e = try? JSONValue.parse(json) { continuation.yield(e) }
+                }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
@@ -78,10 +81,21 @@ public final class EventHub: @unchecked Sendable {
     /// Subscribers cut off for falling `bufferLimit` items behind.
     public var subscribersCutOff: Int { lock.withLock { cutOff } }
 
-    /// Sends `event` (a JSON object with a `device` field, or none for process-wide events).
-    public func publish(_ event: JSONValue, device: String?) {
+    /// Sends `event` (openapi.yaml, Event: an object with a `device` field, or none for
+    /// process-wide events), encoded as JSON once, and only when someone listens.
+    public func publish(_ event: some Encodable, device: String?) {
         let targets = lock.withLock { subscribers.filter { $0.value.device == nil || $0.value.device == device } }
-        for (id, t) in targets { offer(.event(event), to: id, t.continuation) }
+        guard !targets.isEmpty else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // The event types are plain data: encoding cannot fail short of a bug, and then the event
+        // is counted as dropped rather than sent half-made.
+        guard let json = try? encoder.encode(event) else {
+            lock.withLock { dropped += 1 }
+            return
+        }
+        let item = Item.event(Array(json))
+        for (id, t) in targets { offer(item, to: id, t.continuation) }
     }
 
     fileprivate func deliver(_ item: Item, to id: UUID) {

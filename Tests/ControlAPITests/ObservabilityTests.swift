@@ -33,6 +33,17 @@ extension ControlAPI {
                 #expect(await has("received", "ring"))
                 #expect(await has("sent", "cancel"))
                 #expect(await has("callEnded", nil))
+                // Every payload is what the served document says (components/schemas/DeviceEvent).
+                let doc = try openAPIJSON(try await f.request("GET", "/openapi.yaml").text)
+                guard case .object(let schemas)? = doc["components"]?["schemas"] else { Issue.record("no schemas"); return }
+                let checker = SchemaChecker(schemas: schemas)
+                let lines = seen.all
+                #expect(lines.count >= 4)
+                for line in lines {
+                    let value = try JSONValue.parse(Array(line.utf8))
+                    let problems = checker.check(value, against: .object(["$ref": .string("#/components/schemas/DeviceEvent")]))
+                    #expect(problems.isEmpty, "\(line): \(problems)")
+                }
                 let bad = try await f.request("GET", "/api/events?device=nope")
                 #expect(bad.status == 404)
                 #expect(bad.json?["field"]?.string == "device")
@@ -161,6 +172,35 @@ extension ControlAPI.Observability {
             #expect((try? JSONValue.parse(Array(first.utf8)))?["device"]?.string == f.devId)
             child.signal(SIGTERM)
             _ = await child.waitForExit(timeout: .seconds(5))
+        }
+    }
+}
+
+extension ControlAPI.Observability {
+    @Test("the console phone's events on the stream are what the served document says (PhoneEvent)")
+    func phoneEvents() async throws {
+        try await withControl(edit: { $0.behaviour.answerPolicy = .manual }, phone: true) { f in
+            let phone = try #require(f.phone)
+            let stream = ControlEventStream(client: f.client, path: "/api/events")
+            defer { stream.close() }
+            #expect(await stream.waitUntilOpen())
+            let seen = Recorder(stream.events)
+            _ = try await f.request("POST", f.base + "/press", .object(["targets": .array([.string(phone.userId)])]))
+            let line = await seen.first { line -> String? in
+                guard let v = try? JSONValue.parse(Array(line.utf8)), v["type"]?.string == "phone",
+                      v["what"]?.string == "incomingCall" else { return nil }
+                return line
+            }
+            let text = try #require(line)
+            let value = try JSONValue.parse(Array(text.utf8))
+            #expect(value["user"]?.string == phone.userId)
+            #expect(value["device"]?.string == f.devId)
+            #expect(value["phone"]?["phase"]?.string == "ringingIncoming")
+            let doc = try openAPIJSON(try await f.request("GET", "/openapi.yaml").text)
+            guard case .object(let schemas)? = doc["components"]?["schemas"] else { Issue.record("no schemas"); return }
+            let problems = SchemaChecker(schemas: schemas)
+                .check(value, against: .object(["$ref": .string("#/components/schemas/PhoneEvent")]))
+            #expect(problems.isEmpty, "\(problems)")
         }
     }
 }

@@ -197,7 +197,7 @@ func openAPIJSON(_ yaml: String) throws -> JSONValue {
 func phoneRings(_ phone: ConsolePhone, within timeout: Duration = .seconds(5)) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if await phone.state()["phase"]?.string == "ringingIncoming" { return true }
+        if await phone.state().phase.rawValue == "ringingIncoming" { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }
     return false
@@ -206,7 +206,7 @@ func phoneRings(_ phone: ConsolePhone, within timeout: Duration = .seconds(5)) a
 func phoneStopsRinging(_ phone: ConsolePhone, within timeout: Duration = .seconds(5)) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if await phone.state()["phase"]?.string != "ringingIncoming" { return true }
+        if await phone.state().phase.rawValue != "ringingIncoming" { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }
     return false

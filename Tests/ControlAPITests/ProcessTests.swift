@@ -179,7 +179,7 @@ extension ControlAPI {
                 #expect(last?.answeredBy == "user-alice")
                 #expect(last?.outcome == .hungUp)
                 #expect(await f.device.mediaLinks.isEmpty, "the device closed the link")
-                #expect(await f.phone?.state()["video"]?.string == "none")
+                #expect(await f.phone?.state().video.rawValue == "none")
             }
         }
     }

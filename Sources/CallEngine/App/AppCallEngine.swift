@@ -42,8 +42,7 @@ public struct AppCallEngine: Sendable {
 
     /// A decoded 308 event arrived.
     public mutating func receive(_ message: CallMessage, now: Int64) -> [CallEffect] {
-        if case .shutDown = state { return [.refused(message, .shutDown)] }
-        guard !message.curId.isEmpty, !message.sessionId.isEmpty else { return [.refused(message, .anonymous)] }
+        if let refusal = refusalBeforeRouting(message) { return refusal }
         // A device's out topic carries the messages of every target: only ours concern us.
         guard message.targetId == userId else {
             return [.refused(message, .notAddressedToUs(targetId: message.targetId))]

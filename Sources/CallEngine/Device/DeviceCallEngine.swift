@@ -47,9 +47,7 @@ public struct DeviceCallEngine: Sendable {
 
     /// A decoded 308 event arrived.
     public mutating func receive(_ message: CallMessage, now: Int64) -> [CallEffect] {
-        if case .shutDown = state { return [.refused(message, .shutDown)] }
-        // 3.4: "Without curId or sessionId there is no one to answer: dropped."
-        guard !message.curId.isEmpty, !message.sessionId.isEmpty else { return [.refused(message, .anonymous)] }
+        if let refusal = refusalBeforeRouting(message) { return refusal }
         if message.event == .call { return receiveCall(message, now: now) }
 
         // 3.4: "An event for a session it does not have, or from a user who is not in that

@@ -13,25 +13,17 @@ extension DeviceCallEngine {
             return []
         case .ringingIncoming(let ring):
             effects.append(.stopRinging(sessionId: ring.info.sessionId))
-            record = makeRecord(ring.info, answeredBy: nil, answeredAt: nil, ending, now: now)
+            record = ring.info.record(role: .device, localId: devId, answeredBy: nil, answeredAt: nil, ending, now: now)
         case .ringingOutgoing(let ring):
-            record = makeRecord(ring.info, answeredBy: nil, answeredAt: nil, ending, now: now)
+            record = ring.info.record(role: .device, localId: devId, answeredBy: nil, answeredAt: nil, ending, now: now)
         case .answered(let call):
             effects.append(.closeMediaLink(sessionId: call.info.sessionId))
-            record = makeRecord(call.info, answeredBy: call.answeredBy, answeredAt: call.answeredAt, ending, now: now)
+            record = call.info.record(role: .device, localId: devId, answeredBy: call.answeredBy, answeredAt: call.answeredAt, ending, now: now)
         }
         effects += timers.cancelAll()
         effects.append(.callEnded(record))
         state = next
         return effects
-    }
-
-    private func makeRecord(_ info: SessionInfo, answeredBy: String?, answeredAt: Int64?, _ ending: Ending,
-                            now: Int64) -> CallRecord {
-        CallRecord(sessionId: info.sessionId, role: .device, direction: info.direction, localId: devId,
-                   peers: info.peers, answeredBy: answeredBy, callType: info.callType, startedAt: info.startedAt,
-                   answeredAt: answeredAt, endedAt: now, outcome: ending.outcome, endedBy: ending.endedBy,
-                   reason: ending.reason, remoteReason: ending.remoteReason, sdkError: nil)
     }
 
     /// Enters the answered phase (PROTOCOL.md 3.1.6, 3.2.6, 3.3): the media link is expected from
@@ -43,29 +35,6 @@ extension DeviceCallEngine {
         effects.append(timers.arm(CallTimer(.connectTimeout, sessionId: s), at: now.addingSaturating(config.connectTimeoutMs)))
         effects.append(timers.arm(CallTimer(.heartbeatWatchdog, sessionId: s), at: now.addingSaturating(config.heartbeatTimeoutMs)))
         state = .answered(call)
-        return effects
-    }
-
-    /// The device answers the incoming call that rings (operator, or policy `answerAfter`).
-    mutating func answerIncoming(_ ring: IncomingRing, now: Int64) -> [CallEffect] {
-        let s = ring.info.sessionId
-        var effects: [CallEffect] = [
-            .send(.outgoing(.answer, from: devId, to: ring.caller, session: s)),
-            .stopRinging(sessionId: s),
-        ]
-        effects += beginAnswered(ActiveCall(info: ring.info, peer: ring.caller, answeredBy: devId,
-                                            answeredAt: now, media: .awaitingConnect), now: now)
-        return effects
-    }
-
-    /// The device refuses the incoming call that rings with `reject` or `busy`.
-    mutating func refuseIncoming(_ ring: IncomingRing, with event: CallEvent, now: Int64) -> [CallEffect] {
-        let isBusy = event == .busy
-        var effects: [CallEffect] = [
-            .send(.outgoing(event, from: devId, to: ring.caller, session: ring.info.sessionId,
-                            reason: isBusy ? .busy : nil)),
-        ]
-        effects += end(Ending(isBusy ? .busy : .rejected, by: .local, reason: isBusy ? .busy : .rejected), now: now)
         return effects
     }
 

@@ -3,12 +3,11 @@ import CMosquitto
 import Glibc
 #endif
 
-typealias WaitContinuation = CheckedContinuation<Result<Void, MQTTError>, Never>
-
 /// The engine behind one `MQTTClient`: a libmosquitto handle, its mutex, its state, and what the
 /// loop thread does for it. `MQTTClient` is the public face; see `MQTTEventLoop` for threading.
 ///
-/// Every libmosquitto call on `handle` happens with `mutex` held (`locked` / `loopLocked`).
+/// Every libmosquitto call on `handle` happens with `mutex` held (`locked` / `loopLocked`). Where the
+/// connection is and whether the client wants one is `lifecycle` (ConnectionLifecycle.swift).
 final class ClientConnection: @unchecked Sendable {
     let options: MQTTClientOptions
     let worker: EventLoopWorker
@@ -16,15 +15,10 @@ final class ClientConnection: @unchecked Sendable {
 
     // Guarded by `mutex`.
     private var handle: OpaquePointer?
-    private var wantsConnection = false
+    private var lifecycle = ConnectionLifecycle.idle
     private var state: MQTTConnectionState = .disconnected(reason: "not connected yet")
     private var subscriptions: [(filter: String, qos: Int32)] = []
     private var counters = MQTTClientCounters()
-    private var retryAttempt = 0
-    private var attemptConnected = false
-    private var attemptStartedAt = 0.0
-    private var refusalReason: String?
-    private var overrideReason: String?
     private var socketClosed = false
     private var flushPending = false
     private var outbox: [Pending] = []
@@ -61,58 +55,13 @@ final class ClientConnection: @unchecked Sendable {
         // One descriptor per client instead of three (MosquittoSocketpair, DescriptorBudget).
         MosquittoSocketpair.release(created)
         do {
-            try Self.configure(created, options: options)
+            try MosquittoSetup.configure(created, options: options)
         } catch {
             mosquitto_destroy(created)
             throw error
         }
         handle = created
         worker.post { [self] in self.worker.attach(self) }
-    }
-
-    private static func configure(_ mosq: OpaquePointer, options: MQTTClientOptions) throws(MQTTError) {
-        func check(_ rc: Int32, _ what: String) throws(MQTTError) {
-            guard rc == mosqSuccess else {
-                throw .invalidOptions("\(what): \(MosquittoLibrary.describe(rc))")
-            }
-        }
-        try check(
-            mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, options.protocolVersion == .v5 ? 5 : 4),
-            "protocol version")
-        // DESIGN.md: loopback latency is Nagle's unless both ends disable it.
-        try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
-        try check(
-            mosquitto_int_option(mosq, MOSQ_OPT_SEND_MAXIMUM, Int32(clamping: max(1, options.maxInflightMessages))),
-            "max inflight messages")
-        if options.username != nil || options.password != nil {
-            try check(
-                mosquitto_username_pw_set(mosq, options.username, options.password),
-                "username/password")
-        }
-        if let will = options.will {
-            guard (0...2).contains(will.qos) else { throw .invalidOptions("will QoS \(will.qos)") }
-            let rc = will.payload.withUnsafeBytes { bytes in
-                mosquitto_will_set(
-                    mosq, will.topic, Int32(bytes.count), bytes.baseAddress, Int32(will.qos), will.retain)
-            }
-            try check(rc, "last will on \(will.topic)")
-        }
-        if let tls = options.tls {
-            if (tls.certFile == nil) != (tls.keyFile == nil) {
-                throw .invalidOptions("TLS client certificate and key must be given together")
-            }
-            try check(
-                mosquitto_tls_set(mosq, tls.caFile, nil, tls.certFile, tls.keyFile, nil),
-                "TLS files (CA \(tls.caFile))")
-            if tls.allowHostnameMismatch {
-                try check(mosquitto_tls_insecure_set(mosq, true), "TLS insecure")
-            }
-        }
-        mosquitto_connect_callback_set(mosq, mqttConnectCallback)
-        mosquitto_disconnect_callback_set(mosq, mqttDisconnectCallback)
-        mosquitto_message_callback_set(mosq, mqttMessageCallback)
-        mosquitto_publish_callback_set(mosq, mqttPublishCallback)
-        mosquitto_subscribe_callback_set(mosq, mqttSubscribeCallback)
     }
 
     // MARK: Locking and delivery
@@ -229,10 +178,8 @@ final class ClientConnection: @unchecked Sendable {
 
     func connect() {
         let start = mutex.withLock { () -> Bool in
-            guard handle != nil, !wantsConnection else { return false }
-            wantsConnection = true
-            retryAttempt = 0
-            return true
+            guard handle != nil else { return false }
+            return lifecycle.want()
         }
         if start { worker.post { [self] in self.startAttempt() } }
     }
@@ -333,13 +280,13 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     func disconnect() {
-        mutex.withLock { wantsConnection = false }
+        mutex.withLock { lifecycle.unwant() }
         worker.post { [self] in self.disconnectOnLoop() }
     }
 
     func disconnectAndWait(timeout: Duration) async -> Bool {
         let result = await wait(timeout: timeout, what: "disconnect") { (mosq, token) throws(MQTTError) in
-            wantsConnection = false
+            lifecycle.unwant()
             worker.post { [self] in self.disconnectOnLoop() }
             guard let mosq, mosquitto_socket(mosq) >= 0 else { return true }
             waiters.closed.append(token)
@@ -349,7 +296,7 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     func disconnectAbruptly(reconnect: Bool) {
-        if !reconnect { mutex.withLock { wantsConnection = false } }
+        if !reconnect { mutex.withLock { lifecycle.unwant() } }
         worker.post { [self] in self.dropOnLoop() }
     }
 
@@ -411,13 +358,9 @@ final class ClientConnection: @unchecked Sendable {
 
     func startAttempt() {
         loopLocked { mosq in
-            guard wantsConnection, mosquitto_socket(mosq) < 0 else { return }
+            guard case .reconnectWait(let failures) = lifecycle, mosquitto_socket(mosq) < 0 else { return }
             timerDeadline = nil
             counters.connectAttempts += 1
-            attemptStartedAt = monotonicSeconds()
-            attemptConnected = false
-            refusalReason = nil
-            overrideReason = nil
             setState(.connecting)
             errno = 0
             let rc = mosquitto_connect_bind_async(
@@ -425,10 +368,11 @@ final class ClientConnection: @unchecked Sendable {
                 options.bindAddress)
             let systemError = errno
             guard rc == mosqSuccess else {
-                setState(.disconnected(reason: failureReason(rc, systemError, wasConnected: false)))
-                scheduleRetry()
+                setState(.disconnected(reason: options.failureReason(rc, systemError, wasConnected: false)))
+                scheduleRetry(after: failures)
                 return
             }
+            lifecycle = .connecting(ConnectionAttempt(startedAt: monotonicSeconds(), failures: failures))
             let fd = mosquitto_socket(mosq)
             if fd >= 0 {
                 // Give up on an unanswered SYN after ~7 s rather than Linux's ~2 minutes.
@@ -479,7 +423,8 @@ final class ClientConnection: @unchecked Sendable {
         let retry = mutex.withLock { () -> Bool in
             guard let deadline = timerDeadline, deadline <= monotonicSeconds() else { return false }
             timerDeadline = nil
-            return wantsConnection
+            if case .reconnectWait = lifecycle { return true }
+            return false
         }
         if retry { startAttempt() } else { loopLocked { _ in } }
     }
@@ -488,11 +433,12 @@ final class ClientConnection: @unchecked Sendable {
         loopLocked { mosq in
             let fd = mosquitto_socket(mosq)
             guard fd >= 0 else { return }
-            if attemptConnected {
+            guard let attempt = lifecycle.attempt else { return }
+            if attempt.acknowledged {
                 _ = mosquitto_loop_misc(mosq)  // keepalive: PINGREQ, and the PINGRESP deadline
-            } else if now - attemptStartedAt > options.connectTimeout {
-                overrideReason =
-                    "no CONNACK within \(options.connectTimeout) s: \(options.endpointDescription)"
+            } else if now - attempt.startedAt > options.connectTimeout {
+                let reason = "no CONNACK within \(options.connectTimeout) s: \(options.endpointDescription)"
+                lifecycle.updateAttempt { $0.closingReason = reason }
                 _ = shutdown(fd, Int32(SHUT_RDWR))
                 if mosquitto_want_write(mosq) { _ = mosquitto_loop_write(mosq, 1) }
                 if mosquitto_socket(mosq) >= 0 { readAvailable(mosq) }
@@ -500,20 +446,21 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    /// `disconnect()` already cleared `wantsConnection`; if `connect()` set it again since, the
-    /// current connection is still closed cleanly and the client then reconnects.
+    /// `disconnect()` already left the connected phases (`stopping` or `idle`); if `connect()` came
+    /// since, the current connection is still closed cleanly and the client then reconnects.
     private func disconnectOnLoop() {
         loopLocked { mosq in
             timerDeadline = nil
-            retryAttempt = 0
+            if case .reconnectWait = lifecycle { lifecycle = .reconnectWait(failures: 0) }
+            lifecycle.updateAttempt { $0.failures = 0 }
             guard mosquitto_socket(mosq) >= 0 else {
-                if !wantsConnection { setState(.disconnected(reason: "disconnected by the client")) }
+                if !lifecycle.wantsConnection { setState(.disconnected(reason: "disconnected by the client")) }
                 for token in waiters.takeClosed() { resume(token, .success(())) }
                 return
             }
             // Sends DISCONNECT (the broker discards the will); libmosquitto closes the socket
             // once it is written and calls the disconnect callback.
-            overrideReason = "disconnected by the client"
+            lifecycle.updateAttempt { $0.closingReason = "disconnected by the client" }
             let rc = mosquitto_disconnect(mosq)
             if rc != mosqSuccess, mosquitto_socket(mosq) >= 0 {
                 _ = shutdown(mosquitto_socket(mosq), Int32(SHUT_RDWR))
@@ -522,18 +469,18 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    /// `disconnectAbruptly(reconnect: false)` already cleared `wantsConnection`.
+    /// `disconnectAbruptly(reconnect: false)` already left the connected phases.
     private func dropOnLoop() {
         loopLocked { mosq in
             let reason = "connection dropped by disconnectAbruptly(): \(options.endpointDescription)"
-            if !wantsConnection { timerDeadline = nil }
+            if !lifecycle.wantsConnection { timerDeadline = nil }
             let fd = mosquitto_socket(mosq)
             guard fd >= 0 else {
-                if !wantsConnection { setState(.disconnected(reason: reason)) }
+                if !lifecycle.wantsConnection { setState(.disconnected(reason: reason)) }
                 return
             }
             // No DISCONNECT: the broker sees the TCP connection end and publishes the will.
-            overrideReason = reason
+            lifecycle.updateAttempt { $0.closingReason = reason }
             _ = shutdown(fd, Int32(SHUT_RDWR))
             readAvailable(mosq)
         }
@@ -542,9 +489,10 @@ final class ClientConnection: @unchecked Sendable {
     /// Frees the libmosquitto handle. After this no callback can run for this connection.
     func closeOnLoop() {
         loopLocked { mosq in
-            wantsConnection = false
+            let acknowledged = lifecycle.attempt?.acknowledged ?? false
+            lifecycle = .closed
             timerDeadline = nil
-            if mosquitto_socket(mosq) >= 0, attemptConnected {
+            if mosquitto_socket(mosq) >= 0, acknowledged {
                 _ = mosquitto_disconnect(mosq)  // best effort; the socket closes either way
             }
             mosquitto_destroy(mosq)
@@ -565,17 +513,22 @@ final class ClientConnection: @unchecked Sendable {
                 options.protocolVersion == .v5
                 ? String(cString: mosquitto_reason_string(code))
                 : MosquittoLibrary.describeConnack(code)
-            refusalReason = "broker refused the connection (\(text)): \(options.endpointDescription)"
+            let refusal = "broker refused the connection (\(text)): \(options.endpointDescription)"
+            lifecycle.updateAttempt { $0.refusal = refusal }
             return
         }
-        attemptConnected = true
         counters.connects += 1
         if counters.connects > 1 { counters.reconnects += 1 }
-        retryAttempt = 0
-        guard let handle, wantsConnection else {
-            if let handle { _ = mosquitto_disconnect(handle) }  // disconnect() raced the CONNACK
+        lifecycle.updateAttempt {
+            $0.acknowledged = true
+            $0.failures = 0
+        }
+        guard let handle, case .connecting(let attempt) = lifecycle else {
+            // `stopping`: disconnect() raced the CONNACK.
+            if let handle, case .stopping = lifecycle { _ = mosquitto_disconnect(handle) }
             return
         }
+        lifecycle = .connected(attempt)
         for subscription in subscriptions {
             var mid: Int32 = 0
             if mosquitto_subscribe(handle, &mid, subscription.filter, subscription.qos) == mosqSuccess {
@@ -587,20 +540,19 @@ final class ClientConnection: @unchecked Sendable {
 
     func libraryDidDisconnect(code: Int32, systemError: Int32) {
         socketClosed = true
-        let wasConnected = attemptConnected
-        attemptConnected = false
-        let reason = overrideReason ?? refusalReason
-        overrideReason = nil
-        refusalReason = nil
+        let attempt = lifecycle.attempt
+        let reason = attempt?.closingReason ?? attempt?.refusal
         for token in waiters.takeClosed() { resume(token, .success(())) }
-        guard wantsConnection else {
+        guard lifecycle.wantsConnection else {
+            if case .stopping = lifecycle { lifecycle = .idle }
             setState(.disconnected(reason: reason ?? "disconnected by the client"))
             return
         }
+        let wasConnected = attempt?.acknowledged ?? false
         setState(
             .disconnected(
-                reason: reason ?? failureReason(code, systemError, wasConnected: wasConnected)))
-        scheduleRetry()
+                reason: reason ?? options.failureReason(code, systemError, wasConnected: wasConnected)))
+        scheduleRetry(after: lifecycle.failures)
     }
 
     func libraryDidReceive(_ message: MQTTMessage) {
@@ -628,68 +580,12 @@ final class ClientConnection: @unchecked Sendable {
 
     // MARK: Helpers (mutex held)
 
-    private func scheduleRetry() {
-        let delay = options.reconnect.delay(attempt: retryAttempt)
-        retryAttempt += 1
+    /// The socket is gone and a connection is still wanted: wait the back-off for `failures`
+    /// attempts failed in a row, then try again (`timerFired`).
+    private func scheduleRetry(after failures: Int) {
+        let delay = options.reconnect.delay(attempt: failures)
+        lifecycle = .reconnectWait(failures: failures + 1)
         timerDeadline = monotonicSeconds() + delay
     }
-
-    /// A reason a person can act on, e.g. "connection refused: 127.0.0.1:1883".
-    private func failureReason(_ rc: Int32, _ systemError: Int32, wasConnected: Bool) -> String {
-        let endpoint = options.endpointDescription
-        switch rc {
-        case mosqErrno:
-            switch systemError {
-            case ECONNREFUSED: return "connection refused: \(endpoint)"
-            case ECONNRESET: return "connection reset by the broker: \(endpoint)"
-            case ETIMEDOUT: return "connection timed out: \(endpoint)"
-            case EHOSTUNREACH, ENETUNREACH: return "broker unreachable: \(endpoint)"
-            case EPIPE: return "connection lost: \(endpoint)"
-            case 0: return "connection failed: \(endpoint)"
-            default: return "\(errnoDescription(systemError)): \(endpoint)"
-            }
-        case mosqConnectionLost:
-            return wasConnected
-                ? "connection lost: \(endpoint)" : "connection closed by the broker: \(endpoint)"
-        case mosqConnectionRefused:
-            return "broker refused the connection: \(endpoint)"
-        case MOSQ_ERR_KEEPALIVE.rawValue:
-            return "keepalive timeout (no PINGRESP): \(endpoint)"
-        case MOSQ_ERR_EAI.rawValue, MOSQ_ERR_LOOKUP.rawValue:
-            return "cannot resolve broker host: \(options.host)"
-        case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue:
-            return "TLS handshake failed: \(endpoint)"
-        case MOSQ_ERR_PROTOCOL.rawValue, MOSQ_ERR_MALFORMED_PACKET.rawValue:
-            return "protocol error from the broker: \(endpoint)"
-        default:
-            return "\(MosquittoLibrary.describe(rc)): \(endpoint)"
-        }
-    }
 }
 
-/// Who waits for what. Tokens whose waiter timed out stay in the indexes until the event comes.
-private struct WaiterTable {
-    var continuations: [UInt64: WaitContinuation] = [:]
-    var timeouts: [UInt64: Task<Void, Never>] = [:]
-    var connected: [UInt64] = []
-    var closed: [UInt64] = []
-    var pubacks: [Int32: [UInt64]] = [:]
-    var subacks: [String: [UInt64]] = [:]
-    var subscribeMids: [Int32: String] = [:]
-    private var last: UInt64 = 0
-
-    mutating func nextToken() -> UInt64 {
-        last &+= 1
-        return last
-    }
-
-    mutating func takeConnected() -> [UInt64] {
-        defer { connected.removeAll() }
-        return connected
-    }
-
-    mutating func takeClosed() -> [UInt64] {
-        defer { closed.removeAll() }
-        return closed
-    }
-}
