@@ -215,7 +215,7 @@ let package = Package(
             name: "ControlAPITests",
             dependencies: [
                 "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
-                "TestSupport", "WebRTCLink", .product(name: "Yams", package: "Yams"),
+                "TestSupport", "WebRTCLink", "CameraTestSupport", "CV4L2", .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(
@@ -264,3 +264,4 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
                           path: "Fuzz/Sources/FuzzControlBody"),
     ]
 }
+
