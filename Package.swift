@@ -215,7 +215,7 @@ let package = Package(
             name: "ControlAPITests",
             dependencies: [
                 "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
-                "TestSupport", "WebRTCLink", .product(name: "Yams", package: "Yams"),
+                "TestSupport", "WebRTCLink", "CameraTestSupport", "CV4L2", .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(
@@ -264,4 +264,26 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
         .executableTarget(name: "FuzzControlBody", dependencies: ["CFuzzer", "ControlAPI", "ControlAPISpec", "CallEngine", "IPCWire"],
                           path: "Fuzz/Sources/FuzzControlBody"),
     ]
+}
+
+// MARK: Sanitizer builds (docs/robustness.md): only with IPCEMU_SANITIZE=1, which scripts/sanitize.sh
+// sets while it builds the suite with --sanitize=thread or address into its own scratch path. The
+// package shrinks to the media and call stack (wire, engine, runtime, transport, camera, link, device,
+// app and their tests): the control plane (ControlAPI and its generated spec, the metrics, the journal,
+// scenarios, the `ipcemu` command) and its heavy dependencies (Hummingbird, AsyncHTTPClient with
+// BoringSSL, OpenAPIKit and the generator plugin) are left out, with the tests that need them. A normal
+// `swift build` or `swift test` never sees this.
+if ProcessInfo.processInfo.environment["IPCEMU_SANITIZE"] == "1" {
+    let controlPlane: Set<String> = [
+        "ControlAPI", "ControlAPISpec", "IPCMetrics", "ControlErrors", "CallJournal", "Scenario", "ipcemu",
+        // Tests of the control plane, or of the `ipcemu` process (they run its binary).
+        "ControlAPITests", "FleetTests", "ScenarioTests", "CLITests", "DeviceProfileTests",
+    ]
+    package.targets.removeAll { controlPlane.contains($0.name) }
+    package.products.removeAll { product in product.name == "ControlAPI" || product.name == "ipcemu" }
+    for target in package.targets where target.name == "TestSupport" {
+        // The control API's HTTP client (AsyncHTTPClient) is only for the tests left out above.
+        target.exclude += ["HTTPClient.swift"]
+        target.dependencies = ["MQTTTransport", "IPCWire"]
+    }
 }

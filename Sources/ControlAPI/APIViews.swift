@@ -25,10 +25,20 @@ enum APIViews {
             media: .init(p2pLink: S.DeviceState.MediaPayload.P2pLinkPayload(rawValue: linkState(s.session?.mediaLink))
                              ?? S.DeviceState.MediaPayload.P2pLinkPayload.none,
                          framesSent: Int(clamping: s.media.framesSent), framesReceived: Int(clamping: s.media.framesReceived),
-                         fps: (s.media.fps * 10).rounded() / 10, available: true),
+                         fps: (s.media.fps * 10).rounded() / 10, available: true, camera: camera(s.camera)),
             mqtt: .init(reconnects: Int(clamping: c.reconnects), messagesIn: Int(clamping: c.messagesIn),
                         messagesOut: Int(clamping: c.messagesOut))
         )
+    }
+
+    static func camera(_ c: CameraHealth) -> S.DeviceState.MediaPayload.CameraPayload {
+        let (state, detail): (S.DeviceState.MediaPayload.CameraPayload.StatePayload, String?) =
+            switch c.status {
+            case nil, .stopped?: (.unknown, nil)
+            case .live(let what)?: (.live, what)
+            case .noVideo(let why)?: (.lost, why)
+            }
+        return .init(state: state, detail: detail, losses: Int(clamping: c.losses))
     }
 
     static func faults(_ f: DeviceFaults, actingBusy: Bool) -> S.Faults {

@@ -130,6 +130,8 @@ function deviceCard(d) {
       el("dt", {}, "peers"), el("dd", {}, s ? s.peers.join(", ") : "—"),
       el("dt", {}, "answer policy"), el("dd", {}, d.answerPolicy),
       el("dt", {}, "P2P link"), el("dd", {}, d.media.p2pLink + (d.media.available ? "" : " (media not in this build)")),
+      el("dt", {}, "camera"), el("dd", {}, d.media.camera.state + (d.media.camera.detail ? " (" + d.media.camera.detail + ")" : "")
+        + (d.media.camera.losses ? ", lost " + d.media.camera.losses + "x" : "")),
       el("dt", {}, "last call"), el("dd", {}, d.lastCall ? d.lastCall.outcome + (d.lastCall.reason ? " (" + d.lastCall.reason + ")" : "") : "—"),
       el("dt", {}, "MQTT"), el("dd", {}, (d.connected ? "connected" : "down") + ", " + d.mqtt.reconnects + " reconnects")),
     el("div", { class: "row" },

@@ -111,6 +111,8 @@ public actor DeviceRegistry {
                 framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps,
                 refusals: Dictionary(uniqueKeysWithValues: entry.device.refusals.totals.map { ($0.key.rawValue, $0.value) }))
             g.journalWriteFailures = await entry.journal.failedWrites
+            g.cameraUp = !s.camera.isLost
+            g.cameraLosses = s.camera.losses
             gauges.append(g)
         }
         return metrics.render(gauges)

@@ -109,8 +109,11 @@ extension Device {
             log.log(.info, text, device: devId, fields: [("session", link.sessionId)])
         case .camera(let status):
             // Issue 10: a camera unplugged mid-call is reported (the call goes on; video resumes
-            // when the capture recovers).
-            cameraStatus = status
+            // when the capture recovers). Each link on a shared capture reports it: logged and
+            // counted once per change.
+            let before = camera
+            camera.take(status)
+            if camera == before { break }
             if case .noVideo(let reason) = status {
                 log.log(.warning, "camera lost, the call goes on without video", device: devId,
                         fields: [("session", link.sessionId), ("why", reason)])

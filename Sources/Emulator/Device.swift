@@ -42,8 +42,10 @@ public actor Device {
     var links: [String: P2PLink] = [:]
     /// Where the links' video comes from.
     nonisolated let feeds: VideoFeeds
+    /// What the camera of the links last reported, and how often it was lost.
+    var camera = CameraHealth()
     /// What the camera of the links last reported (nil until a link streamed it).
-    public internal(set) var cameraStatus: FrameSourceStatus?
+    public var cameraStatus: FrameSourceStatus? { camera.status }
     /// PROTOCOL.md 4: who may open, replace and close a link (sans-IO, CallEngine).
     var linkRules: P2PLinkRules
     var closedMedia = MediaTotals()
@@ -198,7 +200,7 @@ public actor Device {
     public var status: DeviceStatus {
         DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
                      answerPolicy: engine.answerPolicy, actingBusy: engine.isActingBusy,
-                     callsEnded: callsEnded, lastCall: lastCall, media: media)
+                     callsEnded: callsEnded, lastCall: lastCall, media: media, camera: camera)
     }
 
     /// The closed links' totals plus the open links' counters; fps is each open link's frames sent

@@ -155,12 +155,16 @@ public final class VideoFeeds: @unchecked Sendable {
         /// What the source last said (live, no video and why, stopped); nil before it said anything.
         var status: FrameSourceStatus? { lock.withLock { lastStatus } }
 
-        /// Calls `watcher` (on the capture's thread) with each status from now on (a camera
-        /// unplugged and plugged back, issue 10); give the id back to `unwatchStatus`.
+        /// Calls `watcher` with the status the source last reported, if any (at once), then (on
+        /// the capture's thread) with each status from now on (a camera unplugged and plugged
+        /// back, issue 10); give the id back to `unwatchStatus`. The last status is handed over
+        /// under the lock that also orders the source's reports, so the watcher sees them in order
+        /// (`watcher` must not block).
         func watchStatus(_ watcher: @escaping @Sendable (FrameSourceStatus) -> Void) -> Int {
             lock.withLock {
                 nextWatcher += 1
                 statusWatchers[nextWatcher] = watcher
+                if let lastStatus { watcher(lastStatus) }
                 return nextWatcher
             }
         }

@@ -82,10 +82,16 @@ public final class ControlMetrics: @unchecked Sendable {
         public var refusals: [String: Int] = [:]
         /// Journal lines that could not be written whole (disk full...), issue 10.
         public var journalWriteFailures = 0
+        /// False while the camera's capture last reported no video (a camera unplugged), issue 10.
+        public var cameraUp = true
+        /// Times the camera stopped delivering video.
+        public var cameraLosses = 0
         /// Devices these gauges sum (1 for one device).
         var fleetSize = 1
         var linksUp = 0
         var connected = 0
+        /// A fleet's sum: devices whose camera is up (nil for one device: `cameraUp`).
+        var camerasUp: Int?
 
         public init(devId: String, activeCalls: Int, p2pLinkUp: Bool, mqttReconnects: Int, mqttConnected: Bool,
                     framesSent: Int = 0, framesReceived: Int = 0, fps: Double = 0, refusals: [String: Int] = [:]) {
@@ -106,6 +112,7 @@ public final class ControlMetrics: @unchecked Sendable {
     /// One series for the whole fleet: sums (active calls, links up, devices connected...).
     static func aggregate(_ devices: [DeviceGauges]) -> DeviceGauges {
         var sum = DeviceGauges(devId: "", activeCalls: 0, p2pLinkUp: false, mqttReconnects: 0, mqttConnected: false)
+        sum.camerasUp = 0
         for d in devices {
             sum.activeCalls += d.activeCalls
             sum.mqttReconnects += d.mqttReconnects
@@ -116,6 +123,8 @@ public final class ControlMetrics: @unchecked Sendable {
             sum.journalWriteFailures += d.journalWriteFailures
             sum.linksUp += d.linksUp
             sum.connected += d.connected
+            sum.camerasUp = (sum.camerasUp ?? 0) + (d.cameraUp ? 1 : 0)
+            sum.cameraLosses += d.cameraLosses
         }
         sum.fleetSize = devices.count
         return sum
@@ -150,6 +159,8 @@ public final class ControlMetrics: @unchecked Sendable {
         feed(.reconnects, l, d.mqttReconnects)
         for (kind, count) in d.refusals { feed(.refused, l + [("kind", kind)], count) }
         feed(.journalWriteFailures, l, d.journalWriteFailures)
+        gauge(.cameraUp, l).set(Double(d.camerasUp ?? (d.cameraUp ? 1 : 0)))
+        feed(.cameraLosses, l, d.cameraLosses)
     }
 
     /// Brings a counter that mirrors a device's own monotonic count up to `value`. A count that
@@ -231,5 +242,9 @@ public final class ControlMetrics: @unchecked Sendable {
                                     help: "Messages refused (logged and dropped, or answered with a refusal), by kind.")
         static let journalWriteFailures = Family(name: "journal_write_failures", unit: "total",
                                                  help: "Journal lines that could not be written whole (disk full...).")
+        static let cameraUp = Family(name: "camera_up", unit: "",
+                                     help: "0 while the camera's capture reports no video (unplugged...), else 1 (a fleet: devices whose camera is up).")
+        static let cameraLosses = Family(name: "camera_losses", unit: "total",
+                                         help: "Times the camera stopped delivering video during a stream.")
     }
 }

@@ -57,12 +57,14 @@ final class ControlFixture: @unchecked Sendable {
     var devId: String { profile.identity.devId }
     var base: String { "/api/devices/\(devId)" }
 
-    init(edit: (inout DeviceProfile) -> Void = { _ in }, phone withPhone: Bool = false, token: String? = nil) async throws {
+    init(edit: (inout DeviceProfile) -> Void = { _ in }, phone withPhone: Bool = false, token: String? = nil,
+         feeds: VideoFeeds = .shared) async throws {
         broker = try MosquittoBroker()
         var p = try DeviceProfile.load(path: packageRootPath + "/device-profiles/doorbell.yaml")
         edit(&p)
         profile = p
-        device = try Device(profile: p, connection: broker.clientOptions(clientID: p.identity.devId), log: Self.quiet)
+        device = try Device(profile: p, connection: broker.clientOptions(clientID: p.identity.devId), log: Self.quiet,
+                            feeds: feeds)
         journalDir = try TemporaryDirectory(prefix: "ipcemu-control-test")
         registry = DeviceRegistry(journalDirectory: journalDir.path)
         try await registry.add(device)
@@ -131,8 +133,8 @@ final class ControlFixture: @unchecked Sendable {
 
 /// Runs `body` with a fresh fixture and always closes it.
 func withControl(edit: (inout DeviceProfile) -> Void = { _ in }, phone: Bool = false, token: String? = nil,
-                 _ body: (ControlFixture) async throws -> Void) async throws {
-    let f = try await ControlFixture(edit: edit, phone: phone, token: token)
+                 feeds: VideoFeeds = .shared, _ body: (ControlFixture) async throws -> Void) async throws {
+    let f = try await ControlFixture(edit: edit, phone: phone, token: token, feeds: feeds)
     do {
         try await body(f)
     } catch {

@@ -56,4 +56,24 @@ struct MetricsRegistryTests {
         let replaced = try PrometheusText(a.render(gauges(1, refused: 0)))
         #expect(replaced.value("ipcemu_mqtt_reconnects_total", [:]) == 1)
     }
+
+    @Test("camera: one device's series is 1 or 0; a fleet's counts the cameras up and sums the losses")
+    func cameraGauges() throws {
+        func device(_ id: String, up: Bool, losses: Int) -> ControlMetrics.DeviceGauges {
+            var g = ControlMetrics.DeviceGauges(devId: id, activeCalls: 0, p2pLinkUp: false, mqttReconnects: 0, mqttConnected: true)
+            g.cameraUp = up
+            g.cameraLosses = losses
+            return g
+        }
+        let devices = [device("a", up: true, losses: 1), device("b", up: false, losses: 2), device("c", up: true, losses: 0)]
+        let each = try PrometheusText(ControlMetrics(perDevice: true).render(devices))
+        #expect(each.value("ipcemu_camera_up", ["device": "a"]) == 1)
+        #expect(each.value("ipcemu_camera_up", ["device": "b"]) == 0)
+        #expect(each.value("ipcemu_camera_losses_total", ["device": "b"]) == 2)
+        let fleet = try PrometheusText(ControlMetrics(perDevice: false).render(devices))
+        #expect(fleet.value("ipcemu_camera_up", [:]) == 2)
+        #expect(fleet.value("ipcemu_camera_losses_total", [:]) == 3)
+        let lostOnly = try PrometheusText(ControlMetrics(perDevice: false).render([device("b", up: false, losses: 1)]))
+        #expect(lostOnly.value("ipcemu_camera_up", [:]) == 0, "a fleet of one whose camera is lost")
+    }
 }

@@ -76,12 +76,14 @@ struct CameraUnplugTests {
         fake.unplug(Self.path)
         #expect(await waitFor { if case .noVideo = await device.cameraStatus { true } else { false } })
         #expect(await device.status.phase == .answered)
+        #expect(await device.status.camera.losses == 1)
 
         fake.plug(Self.path)
         #expect(await waitFor { if case .live = await device.cameraStatus { true } else { false } })
         let atReturn = await app.videoStats(sessionId: session)?.framesDecoded ?? 0
         #expect(await framesDecoded(app, session, atLeast: atReturn + 10))
         #expect(await device.status.phase == .answered)
+        #expect(await device.status.camera.losses == 1, "one unplug is one loss, however many retries it took")
 
         await app.stop()
         await rig.finish()
