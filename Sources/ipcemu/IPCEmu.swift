@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `ipcemu` command: one executable, one subcommand per job (DESIGN.md layers).
 @main
@@ -16,4 +17,33 @@ struct IPCEmu: AsyncParsableCommand {
             StatusCommand.self, FaultsCommand.self, FleetFaultsCommand.self, EventsCommand.self, ScenarioCommand.self,
         ]
     )
+
+    /// Runs the command, then ends the process with `_exit` after flushing stdout and stderr.
+    /// A normal `exit` runs the C and C++ static destructors and atexit handlers while GStreamer's
+    /// and libdispatch's threads may still be running (a streaming thread that outlived its
+    /// pipeline, a worker parked in the pool): seen in CI as a SIGSEGV in `pthread_mutex_lock` on
+    /// a destroyed lock right after a clean SIGTERM shutdown. Every service has finished by the time
+    /// `run()` returns, so there is nothing left for the destructors to do.
+    static func main() async {
+        let status: Int32
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            status = 0
+        } catch {
+            // What ArgumentParser's `exit(withError:)` prints: help and version on stdout, errors on stderr.
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if code == .success { print(message) } else { note(message) }
+            }
+            status = code.rawValue
+        }
+        fflush(nil)   // every C stream: print's buffered stdout above all
+        _exit(status)
+    }
 }
