@@ -142,7 +142,7 @@ let package = Package(
             name: "ControlAPI",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator", "IPCMetrics",
-                "CallJournal", "ControlErrors",
+                "CallJournal", "ControlErrors", "WebRTCLink",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
