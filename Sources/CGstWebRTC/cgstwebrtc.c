@@ -1,12 +1,12 @@
 /* CGstWebRTC: see include/cgstwebrtc.h for the contract of each function. */
 #define GST_USE_UNSTABLE_API 1
 #include "cgstwebrtc.h"
+#include "cgst_core.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -94,26 +94,8 @@ void cgw_free(void *pointer) { g_free(pointer); }
  * Initialisation and the shared loop
  * ---------------------------------------------------------------------------------------------- */
 
-/* pthread_once rather than g_once_init_*: the same guarantee, and ThreadSanitizer sees it (GLib's
- * atomics are not instrumented, so it reported init_ok as a race; issue 10). */
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static gboolean init_ok = FALSE;
-static gchar *init_error = NULL;
-
-static void initialize_once(void) {
-    GError *err = NULL;
-    init_ok = gst_init_check(NULL, NULL, &err);
-    if (!init_ok) {
-        init_error = g_strdup(err != NULL ? err->message : "gst_init_check failed");
-        g_clear_error(&err);
-    }
-}
-
-bool cgw_initialize(char **error_out) {
-    pthread_once(&init_once, initialize_once);
-    if (!init_ok) set_error(error_out, init_error);
-    return init_ok;
-}
+/* GStreamer is initialised in one place for the whole process: CGstCore. */
+bool cgw_initialize(char **error_out) { return cgst_core_initialize(error_out); }
 
 static GMainContext *loop_context = NULL;
 static GMainLoop *loop_main = NULL;
@@ -241,18 +223,8 @@ CgwElement *cgw_pipeline_new_uncounted(const char *description, char **error_out
 }
 
 static CgwElement *pipeline_new(const char *description, bool counted, char **error_out) {
-    GError *err = NULL;
-    GstElement *element = gst_parse_launch(description, &err);
-    if (err != NULL) {
-        set_error(error_out, err->message);
-        g_clear_error(&err);
-        if (element != NULL) gst_object_unref(element);
-        return NULL;
-    }
-    if (element == NULL) {
-        set_error(error_out, "gst_parse_launch returned nothing");
-        return NULL;
-    }
+    GstElement *element = (GstElement *)cgst_core_parse_launch(description, error_out);
+    if (element == NULL) return NULL;
     if (!GST_IS_PIPELINE(element)) {
         GstElement *pipeline = gst_pipeline_new(NULL);
         gst_bin_add(GST_BIN(pipeline), element);

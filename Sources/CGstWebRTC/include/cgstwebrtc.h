@@ -29,8 +29,9 @@ typedef void (*cgw_release_fn)(void *ctx);
 
 /* ---- Process-wide: initialisation and the shared GLib main loop thread ---- */
 
-/* gst_init, once per process (thread-safe). On failure returns false and, if error_out is not NULL,
- * a message to free with cgw_free. */
+/* gst_init, once per process (thread-safe; CGstCore's cgst_core_initialize, which every GStreamer
+ * user of the process shares). On failure returns false and, if error_out is not NULL, a message to
+ * free with cgw_free. */
 bool cgw_initialize(char **error_out);
 /* Starts the one GLib main loop thread of this process (idempotent). Bus watches and timers of
  * every link run on it, on a private GMainContext (not the global default one). */
