@@ -66,14 +66,18 @@ let package = Package(
         ),
         // MARK: Camera: V4L2 (through a C shim), stamped test pattern, H.264 clip loop.
         .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
-        .target(name: "Camera", dependencies: ["CV4L2", "CGStreamer"]),
-        // GStreamer through a system library and a header-only shim (generic wrappers: parse a
-        // pipeline, push to appsrc, pull from appsink, read the bus); WebRTCLink extends it.
+        .target(name: "Camera", dependencies: ["CV4L2", "CGStreamer", "CGstCore"]),
+        // GStreamer through a system library and a header-only shim (generic wrappers: push to
+        // appsrc, pull from appsink, read the bus); WebRTCLink extends it.
         .systemLibrary(
             name: "CGStreamer",
             pkgConfig: "gstreamer-app-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
+        // What both GStreamer shims share (the Camera's pipelines and CGstWebRTC): GStreamer's one
+        // initialisation, and parsing a gst-launch description with the parser's error as text. Its
+        // C file needs GStreamer's headers (through CGStreamer); its public header includes none.
+        .target(name: "CGstCore", dependencies: ["CGStreamer"]),
         // The vivid integration test's guest program, and the test pattern's CPU benchmark.
         .executableTarget(name: "ipcemu-camera-check", dependencies: ["Camera"]),
         // MARK: WebRTC media (PROTOCOL.md section 4): webrtcbin through a C shim, both roles.
@@ -104,7 +108,7 @@ let package = Package(
         ),
         .target(
             name: "CGstWebRTC",
-            dependencies: ["CGStreamer", "CGStreamerWebRTC", "CGStreamerSDP", "CGStreamerVideo", "CLibNice"]
+            dependencies: ["CGstCore", "CGStreamer", "CGStreamerWebRTC", "CGStreamerSDP", "CGStreamerVideo", "CLibNice"]
         ),
         // IPCWire: the fmp4Stream data channel's framing (PROTOCOL.md 7), which the fMP4 muxer uses.
         .target(name: "WebRTCLink", dependencies: ["CGstWebRTC", "IPCWire"]),
@@ -142,7 +146,7 @@ let package = Package(
             name: "ControlAPI",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator", "IPCMetrics",
-                "CallJournal", "ControlErrors",
+                "CallJournal", "ControlErrors", "WebRTCLink",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,6 +5,9 @@
  * do for what Swift cannot call directly (cast macros such as GST_ELEMENT / GST_APP_SRC, variadic
  * functions, GError handling). Header-only: every wrapper is `static inline`. Generic on purpose:
  * nothing here knows about cameras or WebRTC; add wrappers, do not specialise these.
+ *
+ * Initialising GStreamer and parsing a pipeline description are not here but in CGstCore
+ * (cgst_core.h), which CGstWebRTC shares: one gst_init_check for the whole process.
  */
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
@@ -12,26 +15,6 @@
 #include <gst/video/video.h>
 #include <stdint.h>
 #include <string.h>
-
-/* gst_init once (idempotent, thread-safe); returns 1 when GStreamer is usable. */
-static inline int cgst_initialize(void) {
-    return gst_init_check(NULL, NULL, NULL) ? 1 : 0;
-}
-
-/* gst_parse_launch; on failure returns NULL and, when error_out is not NULL, a message the caller
- * frees with g_free. A pipeline made with a recoverable error (a missing element) also fails. */
-static inline GstElement *cgst_parse_launch(const char *description, char **error_out) {
-    GError *error = NULL;
-    GstElement *pipeline = gst_parse_launch_full(description, NULL, GST_PARSE_FLAG_FATAL_ERRORS, &error);
-    if (error != NULL) {
-        if (error_out) *error_out = g_strdup(error->message);
-        g_error_free(error);
-        if (pipeline) gst_object_unref(pipeline);
-        return NULL;
-    }
-    if (pipeline == NULL && error_out) *error_out = g_strdup("gst_parse_launch returned nothing");
-    return pipeline;
-}
 
 /* A named element inside a bin (a new reference, or NULL). */
 static inline GstElement *cgst_bin_get_element(GstElement *bin, const char *name) {

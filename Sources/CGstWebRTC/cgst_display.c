@@ -1,5 +1,6 @@
 /* CGstWebRTC outputs: see include/cgst_display.h for the contract of each function. */
 #include "cgst_display.h"
+#include "cgst_core.h"
 
 #include <gst/gst.h>
 
@@ -12,18 +13,8 @@ static void set_error(char **error_out, const char *message) {
  * ---------------------------------------------------------------------------------------------- */
 
 bool cgw_output_opens(const char *description, char **error_out) {
-    GError *err = NULL;
-    GstElement *pipeline = gst_parse_launch(description, &err);
-    if (err != NULL) {
-        set_error(error_out, err->message);
-        g_clear_error(&err);
-        if (pipeline != NULL) gst_object_unref(pipeline);
-        return false;
-    }
-    if (pipeline == NULL) {
-        set_error(error_out, "gst_parse_launch returned nothing");
-        return false;
-    }
+    GstElement *pipeline = (GstElement *)cgst_core_parse_launch(description, error_out);
+    if (pipeline == NULL) return false;
     bool opened = gst_element_set_state(pipeline, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE;
     if (!opened) {
         /* The sink said why on the bus (a bin made by gst_parse_launch has one). */

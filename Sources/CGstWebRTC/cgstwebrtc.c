@@ -1,12 +1,12 @@
 /* CGstWebRTC: see include/cgstwebrtc.h for the contract of each function. */
 #define GST_USE_UNSTABLE_API 1
 #include "cgstwebrtc.h"
+#include "cgst_core.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -17,6 +17,34 @@
 #include <gst/video/video.h>
 #include <gst/webrtc/webrtc.h>
 #include <nice/agent.h>
+
+/* The header names webrtcbin's states without including GStreamer: each name must be GStreamer's. */
+#define CGW_SAME_VALUE(ours, theirs) _Static_assert((int)(ours) == (int)(theirs), #ours " is not " #theirs)
+CGW_SAME_VALUE(CGW_ICE_CONNECTION_NEW, GST_WEBRTC_ICE_CONNECTION_STATE_NEW);
+CGW_SAME_VALUE(CGW_ICE_CONNECTION_CHECKING, GST_WEBRTC_ICE_CONNECTION_STATE_CHECKING);
+CGW_SAME_VALUE(CGW_ICE_CONNECTION_CONNECTED, GST_WEBRTC_ICE_CONNECTION_STATE_CONNECTED);
+CGW_SAME_VALUE(CGW_ICE_CONNECTION_COMPLETED, GST_WEBRTC_ICE_CONNECTION_STATE_COMPLETED);
+CGW_SAME_VALUE(CGW_ICE_CONNECTION_FAILED, GST_WEBRTC_ICE_CONNECTION_STATE_FAILED);
+CGW_SAME_VALUE(CGW_ICE_CONNECTION_DISCONNECTED, GST_WEBRTC_ICE_CONNECTION_STATE_DISCONNECTED);
+CGW_SAME_VALUE(CGW_ICE_CONNECTION_CLOSED, GST_WEBRTC_ICE_CONNECTION_STATE_CLOSED);
+CGW_SAME_VALUE(CGW_PEER_CONNECTION_NEW, GST_WEBRTC_PEER_CONNECTION_STATE_NEW);
+CGW_SAME_VALUE(CGW_PEER_CONNECTION_CONNECTING, GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTING);
+CGW_SAME_VALUE(CGW_PEER_CONNECTION_CONNECTED, GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTED);
+CGW_SAME_VALUE(CGW_PEER_CONNECTION_DISCONNECTED, GST_WEBRTC_PEER_CONNECTION_STATE_DISCONNECTED);
+CGW_SAME_VALUE(CGW_PEER_CONNECTION_FAILED, GST_WEBRTC_PEER_CONNECTION_STATE_FAILED);
+CGW_SAME_VALUE(CGW_PEER_CONNECTION_CLOSED, GST_WEBRTC_PEER_CONNECTION_STATE_CLOSED);
+CGW_SAME_VALUE(CGW_ICE_GATHERING_NEW, GST_WEBRTC_ICE_GATHERING_STATE_NEW);
+CGW_SAME_VALUE(CGW_ICE_GATHERING_GATHERING, GST_WEBRTC_ICE_GATHERING_STATE_GATHERING);
+CGW_SAME_VALUE(CGW_ICE_GATHERING_COMPLETE, GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE);
+CGW_SAME_VALUE(CGW_DTLS_NEW, GST_WEBRTC_DTLS_TRANSPORT_STATE_NEW);
+CGW_SAME_VALUE(CGW_DTLS_CLOSED, GST_WEBRTC_DTLS_TRANSPORT_STATE_CLOSED);
+CGW_SAME_VALUE(CGW_DTLS_FAILED, GST_WEBRTC_DTLS_TRANSPORT_STATE_FAILED);
+CGW_SAME_VALUE(CGW_DTLS_CONNECTING, GST_WEBRTC_DTLS_TRANSPORT_STATE_CONNECTING);
+CGW_SAME_VALUE(CGW_DTLS_CONNECTED, GST_WEBRTC_DTLS_TRANSPORT_STATE_CONNECTED);
+CGW_SAME_VALUE(CGW_DATA_CHANNEL_CONNECTING, GST_WEBRTC_DATA_CHANNEL_STATE_CONNECTING);
+CGW_SAME_VALUE(CGW_DATA_CHANNEL_OPEN, GST_WEBRTC_DATA_CHANNEL_STATE_OPEN);
+CGW_SAME_VALUE(CGW_DATA_CHANNEL_CLOSING, GST_WEBRTC_DATA_CHANNEL_STATE_CLOSING);
+CGW_SAME_VALUE(CGW_DATA_CHANNEL_CLOSED, GST_WEBRTC_DATA_CHANNEL_STATE_CLOSED);
 
 /* ------------------------------------------------------------------------------------------------
  * A registered callback: the function, the caller's context, and the release that balances it.
@@ -66,26 +94,8 @@ void cgw_free(void *pointer) { g_free(pointer); }
  * Initialisation and the shared loop
  * ---------------------------------------------------------------------------------------------- */
 
-/* pthread_once rather than g_once_init_*: the same guarantee, and ThreadSanitizer sees it (GLib's
- * atomics are not instrumented, so it reported init_ok as a race; issue 10). */
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static gboolean init_ok = FALSE;
-static gchar *init_error = NULL;
-
-static void initialize_once(void) {
-    GError *err = NULL;
-    init_ok = gst_init_check(NULL, NULL, &err);
-    if (!init_ok) {
-        init_error = g_strdup(err != NULL ? err->message : "gst_init_check failed");
-        g_clear_error(&err);
-    }
-}
-
-bool cgw_initialize(char **error_out) {
-    pthread_once(&init_once, initialize_once);
-    if (!init_ok) set_error(error_out, init_error);
-    return init_ok;
-}
+/* GStreamer is initialised in one place for the whole process: CGstCore. */
+bool cgw_initialize(char **error_out) { return cgst_core_initialize(error_out); }
 
 static GMainContext *loop_context = NULL;
 static GMainLoop *loop_main = NULL;
@@ -213,18 +223,8 @@ CgwElement *cgw_pipeline_new_uncounted(const char *description, char **error_out
 }
 
 static CgwElement *pipeline_new(const char *description, bool counted, char **error_out) {
-    GError *err = NULL;
-    GstElement *element = gst_parse_launch(description, &err);
-    if (err != NULL) {
-        set_error(error_out, err->message);
-        g_clear_error(&err);
-        if (element != NULL) gst_object_unref(element);
-        return NULL;
-    }
-    if (element == NULL) {
-        set_error(error_out, "gst_parse_launch returned nothing");
-        return NULL;
-    }
+    GstElement *element = (GstElement *)cgst_core_parse_launch(description, error_out);
+    if (element == NULL) return NULL;
     if (!GST_IS_PIPELINE(element)) {
         GstElement *pipeline = gst_pipeline_new(NULL);
         gst_bin_add(GST_BIN(pipeline), element);

@@ -78,7 +78,7 @@ public final class WebRTCDataChannel: @unchecked Sendable {
         handlers?.opened()
     }
 
-    public var isOpen: Bool { cgw_data_channel_ready_state(channel) == 2 }
+    public var isOpen: Bool { cgw_data_channel_ready_state(channel) == Int32(CGW_DATA_CHANNEL_OPEN) }
     /// Bytes waiting to be sent.
     public var bufferedAmount: UInt64 { cgw_data_channel_buffered_amount(channel) }
 

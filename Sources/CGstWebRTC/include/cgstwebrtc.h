@@ -29,8 +29,9 @@ typedef void (*cgw_release_fn)(void *ctx);
 
 /* ---- Process-wide: initialisation and the shared GLib main loop thread ---- */
 
-/* gst_init, once per process (thread-safe). On failure returns false and, if error_out is not NULL,
- * a message to free with cgw_free. */
+/* gst_init, once per process (thread-safe; CGstCore's cgst_core_initialize, which every GStreamer
+ * user of the process shares). On failure returns false and, if error_out is not NULL, a message to
+ * free with cgw_free. */
 bool cgw_initialize(char **error_out);
 /* Starts the one GLib main loop thread of this process (idempotent). Bus watches and timers of
  * every link run on it, on a private GMainContext (not the global default one). */
@@ -146,19 +147,38 @@ typedef void (*cgw_state_fn)(void *ctx, int state);
 /* pad: a new src pad (borrowed); media "video"/"audio"/""; encoding_name e.g. "H264", "PCMA". */
 typedef void (*cgw_pad_added_fn)(void *ctx, CgwPad *pad, const char *media, const char *encoding_name);
 
+/* The states the cgw_state_fn callbacks below report, named as webrtcbin names them (the values of
+ * GStreamer's enums, which this header does not include; cgstwebrtc.c checks each one at compile
+ * time against GStreamer's own). */
+/* GstWebRTCICEConnectionState */
+enum {
+    CGW_ICE_CONNECTION_NEW = 0, CGW_ICE_CONNECTION_CHECKING = 1, CGW_ICE_CONNECTION_CONNECTED = 2,
+    CGW_ICE_CONNECTION_COMPLETED = 3, CGW_ICE_CONNECTION_FAILED = 4, CGW_ICE_CONNECTION_DISCONNECTED = 5,
+    CGW_ICE_CONNECTION_CLOSED = 6
+};
+/* GstWebRTCPeerConnectionState */
+enum {
+    CGW_PEER_CONNECTION_NEW = 0, CGW_PEER_CONNECTION_CONNECTING = 1, CGW_PEER_CONNECTION_CONNECTED = 2,
+    CGW_PEER_CONNECTION_DISCONNECTED = 3, CGW_PEER_CONNECTION_FAILED = 4, CGW_PEER_CONNECTION_CLOSED = 5
+};
+/* GstWebRTCICEGatheringState */
+enum { CGW_ICE_GATHERING_NEW = 0, CGW_ICE_GATHERING_GATHERING = 1, CGW_ICE_GATHERING_COMPLETE = 2 };
+/* GstWebRTCDTLSTransportState */
+enum {
+    CGW_DTLS_NEW = 0, CGW_DTLS_CLOSED = 1, CGW_DTLS_FAILED = 2, CGW_DTLS_CONNECTING = 3, CGW_DTLS_CONNECTED = 4
+};
+
 unsigned long cgw_connect_ice_candidate(CgwElement *webrtc, cgw_ice_candidate_fn fn, void *ctx, cgw_release_fn release);
 unsigned long cgw_connect_negotiation_needed(CgwElement *webrtc, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
-/* GstWebRTCICEConnectionState: 0 new, 1 checking, 2 connected, 3 completed, 4 failed,
- * 5 disconnected, 6 closed. */
+/* ice-connection-state: a CGW_ICE_CONNECTION_* value. */
 unsigned long cgw_connect_ice_connection_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release);
-/* GstWebRTCPeerConnectionState: 0 new, 1 connecting, 2 connected, 3 disconnected, 4 failed, 5 closed. */
+/* connection-state: a CGW_PEER_CONNECTION_* value. */
 unsigned long cgw_connect_connection_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release);
-/* GstWebRTCICEGatheringState: 0 new, 1 gathering, 2 complete. */
+/* ice-gathering-state: a CGW_ICE_GATHERING_* value. */
 unsigned long cgw_connect_ice_gathering_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release);
 unsigned long cgw_connect_pad_added(CgwElement *element, cgw_pad_added_fn fn, void *ctx, cgw_release_fn release);
-/* The DTLS transport's state (GstWebRTCDTLSTransportState: 0 new, 1 closed, 2 failed, 3 connecting,
- * 4 connected). The transport exists once a description is set; until then this returns 0, calls
- * release at once, and should be tried again later. *transport_out gets a reference to the transport
+/* The DTLS transport's state (a CGW_DTLS_* value). The transport exists once a description is set;
+ * until then this returns 0, calls release at once, and should be tried again later. *transport_out gets a reference to the transport
  * (to disconnect from and then cgw_object_unref). */
 unsigned long cgw_connect_dtls_transport_state(CgwElement *webrtc, cgw_state_fn fn, void *ctx, cgw_release_fn release,
                                                void **transport_out);
@@ -248,7 +268,11 @@ unsigned long cgw_data_channel_on_close(void *channel, cgw_notify_fn fn, void *c
 unsigned long cgw_data_channel_on_error(void *channel, cgw_data_channel_text_fn fn, void *ctx, cgw_release_fn release);
 unsigned long cgw_data_channel_on_text(void *channel, cgw_data_channel_text_fn fn, void *ctx, cgw_release_fn release);
 unsigned long cgw_data_channel_on_bytes(void *channel, cgw_data_channel_bytes_fn fn, void *ctx, cgw_release_fn release);
-/* GstWebRTCDataChannelState: 1 connecting, 2 open, 3 closing, 4 closed (0 for NULL). */
+/* GstWebRTCDataChannelState (0 for a NULL channel). */
+enum {
+    CGW_DATA_CHANNEL_CONNECTING = 1, CGW_DATA_CHANNEL_OPEN = 2, CGW_DATA_CHANNEL_CLOSING = 3,
+    CGW_DATA_CHANNEL_CLOSED = 4
+};
 int cgw_data_channel_ready_state(void *channel);
 /* Bytes queued to send and not yet handed to SCTP. */
 uint64_t cgw_data_channel_buffered_amount(void *channel);

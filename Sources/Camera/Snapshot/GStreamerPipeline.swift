@@ -1,4 +1,5 @@
 import CGStreamer
+import CGstCore
 
 /// A GStreamer pipeline fed through an appsrc and drained through an appsink, without a GLib main
 /// loop: `push` and `pull` block the calling thread only. Errors on the bus surface as thrown
@@ -11,14 +12,15 @@ public final class GStreamerPipeline: @unchecked Sendable {
     /// Builds a pipeline from gst-launch syntax. Name the appsrc `src` and the appsink `sink`
     /// (or pass other names to `push`/`pull`).
     public init(_ description: String) throws(CameraError) {
-        guard cgst_initialize() == 1 else { throw .encoder("GStreamer failed to initialise") }
+        guard cgst_core_initialize(nil) else { throw .encoder("GStreamer failed to initialise") }
         var message: UnsafeMutablePointer<CChar>?
-        guard let p = cgst_parse_launch(description, &message) else {
+        guard let parsed = cgst_core_parse_launch(description, &message) else {
             let text = message.map { String(cString: $0) } ?? "unknown error"
-            cgst_free(message)
+            cgst_core_free(message)
             throw .encoder("cannot build pipeline \"\(description)\": \(text)")
         }
-        pipeline = p
+        // CGstCore hands the element over opaque (its header includes no GStreamer header).
+        pipeline = UnsafeMutablePointer<GstElement>(parsed)
         self.description = description
     }
 
@@ -30,7 +32,7 @@ public final class GStreamerPipeline: @unchecked Sendable {
 
     /// True when every named element factory is installed (a plugin check for tests and errors).
     public static func hasElements(_ names: [String]) -> Bool {
-        guard cgst_initialize() == 1 else { return false }
+        guard cgst_core_initialize(nil) else { return false }
         return names.allSatisfy { cgst_element_factory_exists($0) == 1 }
     }
 

@@ -1,0 +1,125 @@
+// Media through the core: receive branches for what the peer sends (decoded, counted, or handed to
+// the device's screen and sound), key frame requests both ways, snapshots, and pushing our own
+// video into the "videoin" appsrc.
+import CGstWebRTC
+
+extension PeerCore {
+    // MARK: Receiving
+
+    func padAdded(pad: OpaquePointer, media: String, encoding: String) {
+        guard let pipeline = livePipeline() else { return }
+        let countOnly = !decodesVideo && media == "video" && encoding.uppercased() == "H264"
+        let outputs = countOnly ? nil : OutputDescriptions.receiveBranch(media: media, encoding: encoding, devices: devices)
+        for problem in outputs?.problems ?? [] { events.outputProblem?(problem) }
+        let description = countOnly ? PipelineDescriptions.countingH264Branch
+            : outputs?.description
+            ?? PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
+        var error: UnsafeMutablePointer<CChar>?
+        guard let bin = cgw_bin_new_from_description(description, &error) else {
+            return fail(.pipelineError("receive branch for \(media)/\(encoding): \(takeCString(error))"))
+        }
+        for (element, property, value) in outputs?.properties ?? [] {
+            if let child = cgw_bin_get_child(bin, element) {
+                _ = cgw_object_set_string(UnsafeMutableRawPointer(child), property, value)
+                cgw_element_unref(child)
+            }
+        }
+        for entry in outputs?.entries ?? [] where cgw_output_guard(bin, entry) {
+            lock.withLock { outputBranches.append((bin, entry)) }
+        }
+        if let sink = cgw_bin_get_child(bin, "frames") {
+            _ = cgw_appsink_on_video_frame(sink, onVideoFrame, CoreReference.retained(self), releaseCoreReference)
+            cgw_element_unref(sink)
+        }
+        if let sink = cgw_bin_get_child(bin, "units") {
+            _ = cgw_appsink_on_buffer(sink, onReceivedAccessUnit, CoreReference.retained(self), releaseCoreReference)
+            cgw_element_unref(sink)
+        }
+        if let sink = cgw_bin_get_child(bin, "sound") {
+            _ = cgw_appsink_on_sample(sink, onAudioSample, CoreReference.retained(self), releaseCoreReference)
+            cgw_element_unref(sink)
+        }
+        let counter: cgw_buffers_fn = media == "video" ? onVideoPackets : media == "audio" ? onAudioPackets : onOtherPackets
+        _ = cgw_pad_count_buffers(pad, counter, CoreReference.retained(self), releaseCoreReference)
+        lock.withLock {
+            receiveBins.append(bin)
+            if media == "video", receivedVideoPad == nil {
+                receivedVideoPad = pad
+                _ = cgw_object_ref(UnsafeMutableRawPointer(pad))
+            }
+        }
+        if !cgw_link_pad_to_bin(pipeline, pad, bin, &error) {
+            fail(.pipelineError("linking the \(media) receive branch: \(takeCString(error))"))
+        }
+    }
+
+    func videoFrame(
+        sample: OpaquePointer?, luma: UnsafePointer<UInt8>?, width: Int32, height: Int32, stride: Int32,
+        pts: Int64, arrival: Int64
+    ) {
+        let old: OpaquePointer? = lock.withLock {
+            statistics.videoFramesReceived += 1
+            statistics.receivedVideoWidth = Int(width)
+            statistics.receivedVideoHeight = Int(height)
+            defer { latestSample = cgw_sample_ref(sample) }
+            return latestSample
+        }
+        if let old { cgw_sample_unref(old) }
+        guard let handler = events.videoFrame, let luma, width > 0, height > 0, stride >= width else { return }
+        let bytes = Array(UnsafeBufferPointer(start: luma, count: Int(stride) * Int(height)))
+        handler(DecodedVideoFrame(
+            luma: bytes, width: Int(width), height: Int(height), stride: Int(stride), arrivalUnixNanos: arrival,
+            ptsNanos: pts))
+    }
+
+    // MARK: Key frames and snapshots
+
+    /// Asks the peer for a key frame (RTCP PLI/FIR) on the received video. False before video arrives.
+    func requestKeyFrame() -> Bool {
+        guard let pad = lock.withLock({ phase == .closed ? nil : receivedVideoPad }) else { return false }
+        return cgw_pad_request_key_unit_upstream(pad)
+    }
+
+    /// The latest decoded video frame from the peer, as JPEG.
+    func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] {
+        guard let sample = lock.withLock({ cgw_sample_ref(latestSample) }) else {
+            throw .snapshotUnavailable("no video frame received yet")
+        }
+        defer { cgw_sample_unref(sample) }
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        var error: UnsafeMutablePointer<CChar>?
+        guard cgw_sample_encode_jpeg(sample, &bytes, &length, &error), let bytes else {
+            throw .snapshotUnavailable(takeCString(error))
+        }
+        defer { cgw_free(bytes) }
+        return Array(UnsafeBufferPointer(start: bytes, count: length))
+    }
+
+    // MARK: Sending from appsrc
+
+    /// Pushes one buffer into the "videoin" appsrc. The caller's PTS (any clock) is mapped onto the
+    /// pipeline's running time, keeping its spacing; nil or a jump of more than a second re-anchors.
+    func pushVideoBuffer(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64?, keyFrame: Bool) -> Bool {
+        guard let (appsrc, pipeline) = lock.withLock({ () -> (OpaquePointer, OpaquePointer)? in
+            guard phase != .closed, let videoIn, let pipeline else { return nil }
+            return (videoIn, pipeline)
+        }) else { return false }
+        let running = cgw_element_running_time_ns(pipeline)
+        let pts: Int64 = lock.withLock {
+            guard running >= 0 else { return -1 }
+            var mapped = running
+            if let ptsNanos {
+                if let offset = ptsOffset, abs(ptsNanos + offset - running) < 1_000_000_000 {
+                    mapped = ptsNanos + offset
+                } else {
+                    ptsOffset = running - ptsNanos
+                }
+            }
+            if mapped <= lastPushedPts { mapped = lastPushedPts + 1 }
+            lastPushedPts = mapped
+            return mapped
+        }
+        return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, frameDurationNanos, !keyFrame)
+    }
+}

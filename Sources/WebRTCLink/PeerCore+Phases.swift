@@ -1,0 +1,69 @@
+// Where a link core is: its own life, the signalling exchange, and what its watchdog has attached to
+// webrtcbin. Plain values behind the core's lock; webrtcbin's own state numbers are named in
+// PeerCore+States.swift.
+
+/// The core's life. It only moves forward: new -> starting -> playing, and to closed from any of them.
+enum CorePhase: Sendable, Equatable {
+    /// Made; `start()` not called yet.
+    case new
+    /// `start()` is building the pipeline, or failed to (its owner then closes the core).
+    case starting
+    /// The pipeline plays (webrtcbin has added its transport elements): negotiation may begin.
+    case playing
+    /// `close()` was called: teardown runs or ran, and every later call is refused or ignored.
+    case closed
+}
+
+/// A candidate from the peer: its m-line index and its `candidate:...` line.
+struct RemoteCandidate: Sendable {
+    var mLineIndex: UInt32
+    var line: String
+}
+
+/// The offer/answer exchange and the candidates both ways (PROTOCOL.md 4). Three parts that move
+/// independently: our end of candidates may go out before or after the peer's description is set.
+struct SignallingProgress: Sendable {
+    /// The offerer asks webrtcbin for one offer, the first time it needs negotiation once playing.
+    enum Offer: Sendable {
+        case notRequested
+        case requested
+    }
+
+    /// The peer's description (its offer, or its answer). Candidates that come before it wait here,
+    /// in order, and are applied right after it.
+    enum RemoteDescription: Sendable {
+        case notSet(waitingCandidates: [RemoteCandidate])
+        case set
+    }
+
+    /// Our candidates trickle until the end of candidates is sent (once); none goes out after it.
+    enum LocalCandidates: Sendable {
+        case trickling
+        case ended
+    }
+
+    var offer = Offer.notRequested
+    var remoteDescription = RemoteDescription.notSet(waitingCandidates: [])
+    var localCandidates = LocalCandidates.trickling
+}
+
+/// What the watchdog attaches to webrtcbin once negotiation has made its transports. Each part is
+/// tried again on every tick until it takes.
+struct TransportHooks: @unchecked Sendable {
+    enum Attempt: Sendable {
+        case pending
+        case attached
+    }
+
+    /// The watch on the DTLS transport's state, and the transport (a reference the core owns).
+    enum DTLSWatch {
+        case pending
+        case attached(handler: UInt, transport: UnsafeMutableRawPointer)
+    }
+
+    /// Probes counting the RTCP reports that arrive from the peer.
+    var rtcpCounter = Attempt.pending
+    /// The RTCP interval of every RTP session (`LinkOptions.rtcpIntervalMs`).
+    var rtcpInterval = Attempt.pending
+    var dtls = DTLSWatch.pending
+}

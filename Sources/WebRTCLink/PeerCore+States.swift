@@ -1,0 +1,166 @@
+// The link state (PROTOCOL.md section 4): what webrtcbin's ICE, peer connection and DTLS states
+// and the pipeline's bus make of it, and the watchdog that hooks late transports and notices
+// silence.
+import CGstWebRTC
+import Dispatch
+
+// MARK: - webrtcbin's states, by name (the CGW_* constants of cgstwebrtc.h)
+
+/// webrtcbin's ice-connection-state (GstWebRTCICEConnectionState).
+enum ICEConnectionState: Sendable {
+    case new, checking, connected, completed, failed, disconnected, closed
+
+    /// nil for a value this GStreamer does not define.
+    init?(_ value: Int32) {
+        switch value {
+        case Int32(CGW_ICE_CONNECTION_NEW): self = .new
+        case Int32(CGW_ICE_CONNECTION_CHECKING): self = .checking
+        case Int32(CGW_ICE_CONNECTION_CONNECTED): self = .connected
+        case Int32(CGW_ICE_CONNECTION_COMPLETED): self = .completed
+        case Int32(CGW_ICE_CONNECTION_FAILED): self = .failed
+        case Int32(CGW_ICE_CONNECTION_DISCONNECTED): self = .disconnected
+        case Int32(CGW_ICE_CONNECTION_CLOSED): self = .closed
+        default: return nil
+        }
+    }
+}
+
+/// webrtcbin's connection-state (GstWebRTCPeerConnectionState).
+enum PeerConnectionState: Sendable {
+    case new, connecting, connected, disconnected, failed, closed
+
+    init?(_ value: Int32) {
+        switch value {
+        case Int32(CGW_PEER_CONNECTION_NEW): self = .new
+        case Int32(CGW_PEER_CONNECTION_CONNECTING): self = .connecting
+        case Int32(CGW_PEER_CONNECTION_CONNECTED): self = .connected
+        case Int32(CGW_PEER_CONNECTION_DISCONNECTED): self = .disconnected
+        case Int32(CGW_PEER_CONNECTION_FAILED): self = .failed
+        case Int32(CGW_PEER_CONNECTION_CLOSED): self = .closed
+        default: return nil
+        }
+    }
+}
+
+/// webrtcbin's ice-gathering-state (GstWebRTCICEGatheringState).
+enum ICEGatheringState: Sendable {
+    case new, gathering, complete
+
+    init?(_ value: Int32) {
+        switch value {
+        case Int32(CGW_ICE_GATHERING_NEW): self = .new
+        case Int32(CGW_ICE_GATHERING_GATHERING): self = .gathering
+        case Int32(CGW_ICE_GATHERING_COMPLETE): self = .complete
+        default: return nil
+        }
+    }
+}
+
+/// The DTLS transport's state (GstWebRTCDTLSTransportState).
+enum DTLSTransportState: Sendable {
+    case new, closed, failed, connecting, connected
+
+    init?(_ value: Int32) {
+        switch value {
+        case Int32(CGW_DTLS_NEW): self = .new
+        case Int32(CGW_DTLS_CLOSED): self = .closed
+        case Int32(CGW_DTLS_FAILED): self = .failed
+        case Int32(CGW_DTLS_CONNECTING): self = .connecting
+        case Int32(CGW_DTLS_CONNECTED): self = .connected
+        default: return nil
+        }
+    }
+}
+
+extension PeerCore {
+    // MARK: What webrtcbin reports
+
+    func iceConnectionState(_ value: Int32) {
+        switch ICEConnectionState(value) {
+        case .failed: fail(.iceFailed)
+        case .disconnected: fail(.iceDisconnected)
+        case .new, .checking, .connected, .completed, .closed, nil: break
+        }
+    }
+
+    func peerConnectionState(_ value: Int32) {
+        switch PeerConnectionState(value) {
+        case .connected:
+            lock.withLock { lastPeerPacketUptime = DispatchTime.now().uptimeNanoseconds }
+            transition(to: .connected)
+        case .disconnected: fail(.iceDisconnected)
+        case .failed: fail(.connectionFailed)
+        case .closed: fail(.dtlsClosed)
+        case .new, .connecting, nil: break
+        }
+    }
+
+    func dtlsState(_ value: Int32) {
+        switch DTLSTransportState(value) {
+        case .closed: fail(.dtlsClosed)
+        case .failed: fail(.dtlsFailed)
+        case .new, .connecting, .connected, nil: break
+        }
+    }
+
+    func busMessage(kind: Int32, source: String, text: String) {
+        guard kind == Int32(CGW_BUS_ERROR) else { return }
+        if OutputDescriptions.isOutputElement(source) {
+            // A display or playback sink failed: its branch stops (guarded), the call goes on.
+            let first = lock.withLock { outputFailuresReported.insert(source).inserted }
+            if first { events.outputProblem?("\(source) failed: \(text)") }
+            return
+        }
+        fail(.pipelineError("\(source): \(text)"))
+    }
+
+    // MARK: The link state
+
+    func fail(_ reason: LinkLossReason) { transition(to: .lost(reason)) }
+
+    /// Moves to a new state unless the current one is final or the core is closed.
+    func transition(to next: LinkState) {
+        let changed: Bool = lock.withLock {
+            guard phase != .closed, !state.isFinal, state != next else { return false }
+            state = next
+            return true
+        }
+        if changed { events.stateChanged(next) }
+    }
+
+    var currentState: LinkState { lock.withLock { state } }
+
+    // MARK: Watchdog (shared loop thread)
+
+    /// Hooks what only exists after negotiation (RTCP counting and interval, DTLS state), then
+    /// checks for silence. Returns false to stop ticking.
+    func watchdogTick() -> Bool {
+        let (current, webrtcElement, attached, linkState, lastPacket) = lock.withLock {
+            (phase, webrtc, hooks, state, lastPeerPacketUptime)
+        }
+        guard current != .closed, let webrtc = webrtcElement else { return false }
+        let restarted = cgw_webrtc_restart_stalled_receivers(webrtc)
+        if restarted > 0 { lock.withLock { stalledRestarts += Int(restarted) } }
+        if case .pending = attached.rtcpCounter,
+           cgw_webrtc_count_received_rtcp(webrtc, onRTCPReceived, CoreReference.retained(self), releaseCoreReference) > 0 {
+            lock.withLock { hooks.rtcpCounter = .attached }
+        }
+        if case .pending = attached.rtcpInterval, cgw_webrtc_set_rtcp_interval(webrtc, UInt32(max(100, options.rtcpIntervalMs))) > 0 {
+            lock.withLock { hooks.rtcpInterval = .attached }
+        }
+        if case .pending = attached.dtls {
+            var transport: UnsafeMutableRawPointer?
+            let handler = cgw_connect_dtls_transport_state(webrtc, onDTLSState, CoreReference.retained(self), releaseCoreReference, &transport)
+            if handler != 0, let transport {
+                lock.withLock { hooks.dtls = .attached(handler: handler, transport: transport) }
+            } else if let transport {
+                cgw_object_unref(transport)
+            }
+        }
+        if linkState == .connected {
+            let silentFor = DispatchTime.now().uptimeNanoseconds &- lastPacket
+            if silentFor > options.silenceTimeout.nanoseconds { fail(.peerSilent) }
+        }
+        return !currentState.isFinal
+    }
+}
