@@ -52,8 +52,16 @@ public actor Device {
     var linkPumps: [String: Task<Void, Never>] = [:]
     /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
     public nonisolated let refusals = RefusalLog()
-    /// At most this many P2P links at once (live view may have several watchers) **[ours]**.
+    /// The fewest P2P links a device keeps at once, whatever its live-view limit **[ours]**.
     public static let maxLinks = 8
+
+    /// The most P2P links a device keeps at once **[ours]**: its live-view watchers plus the
+    /// answered call's link (`liveViewLimit` + 1, issue 11: 50 watchers of one device), at least
+    /// `maxLinks`. A cap against offers that pile up links (issue 10); the live-view limit itself
+    /// refuses the next watcher first, with `close_reason` 2.
+    public static func linkCap(liveViewLimit: Int) -> Int {
+        max(maxLinks, min(max(0, liveViewLimit), 1_000_000) + 1)
+    }
 
     /// Creates the device on a new MQTT client; `start()` connects it.
     /// - Parameters:
@@ -84,7 +92,8 @@ public actor Device {
                                scheduler: timers ?? .shared)
         self.linkRules = P2PLinkRules(device: P2PLinkRules.DeviceSecrets(
             devId: profile.identity.devId, p2pPassword: profile.identity.p2pPassword,
-            localKey: profile.identity.localKey, liveView: profile.capabilities.liveView), maxLinks: Self.maxLinks)
+            localKey: profile.identity.localKey, liveView: profile.capabilities.liveView),
+            maxLinks: Self.linkCap(liveViewLimit: profile.capabilities.liveViewLimit))
         let key = profile.identity.localKey
         self.opener = try PayloadOpener(mode: profile.security, localKey: key)
         self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)

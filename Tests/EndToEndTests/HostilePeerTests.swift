@@ -92,20 +92,27 @@ extension EndToEnd {
             }
         }
 
-        @Test("links: at most maxLinks; one that never connects is reaped after connectTimeout")
+        @Test("links: at most the live-view limit of watchers (the link cap follows it); one that never connects is reaped after connectTimeout")
         func capAndReap() async throws {
-            // The live-view limit (issue 11) is set above the link cap, so the cap is what refuses.
-            try await withHarness(edit: { $0.timers.connectTimeout = 3; $0.capabilities.liveViewLimit = Device.maxLinks + 4 }) { h in
+            // The cap is the live-view limit plus the call's link, never below Device.maxLinks, and
+            // a number from a profile or the command line cannot overflow it.
+            #expect(Device.linkCap(liveViewLimit: 4) == Device.maxLinks)
+            #expect(Device.linkCap(liveViewLimit: -3) == Device.maxLinks)
+            #expect(Device.linkCap(liveViewLimit: 49) == 50)
+            #expect(Device.linkCap(liveViewLimit: .max) == 1_000_001)
+            // A limit above the old fixed cap of 8: that many watchers get links, the next is refused.
+            let limit = Device.maxLinks + 1
+            try await withHarness(edit: { $0.timers.connectTimeout = 3; $0.capabilities.liveViewLimit = limit }) { h in
                 let (mallory, malloryEvents) = try await h.app("user-mallory")
-                for i in 0...Device.maxLinks {
+                for i in 0...limit {
                     try await mallory.send(Self.offer(h, from: "user-mallory", session: "live-\(i)"), to: h.devId)
                 }
-                // The one past the cap is refused as unauthorised.
+                // The one past the limit is refused as unavailable (close_reason 2).
                 _ = await malloryEvents.first(within: .seconds(10)) { e -> Bool? in
-                    if case .signal(let s, _) = e, case .disconnect(let d) = s.body, d.closeReason == 1 { true } else { nil }
+                    if case .signal(let s, _) = e, case .disconnect(let d) = s.body, d.closeReason == 2 { true } else { nil }
                 }
-                #expect(await Self.disconnects(malloryEvents, reason: 1) == ["live-\(Device.maxLinks)"])
-                #expect(await h.device.mediaLinks.count == Device.maxLinks)
+                #expect(await Self.disconnects(malloryEvents, reason: 2) == ["live-\(limit)"])
+                #expect(await h.device.mediaLinks.count == limit)
                 // None connects: each is reaped, and the app is told (close_reason 0).
                 let deadline = ContinuousClock.now + .seconds(15)
                 while await !h.device.mediaLinks.isEmpty, ContinuousClock.now < deadline {
@@ -113,10 +120,10 @@ extension EndToEnd {
                 }
                 let left = await h.device.mediaLinks.keys.sorted()
                 #expect(left.isEmpty, "links left: \(left)")
-                _ = await malloryEvents.wait(for: Device.maxLinks, within: .seconds(3)) { e -> Bool? in
+                _ = await malloryEvents.wait(for: limit, within: .seconds(3)) { e -> Bool? in
                     if case .signal(let s, _) = e, case .disconnect(let d) = s.body, d.closeReason == 0 { true } else { nil }
                 }
-                #expect(await Self.disconnects(malloryEvents, reason: 0).count == Device.maxLinks)
+                #expect(await Self.disconnects(malloryEvents, reason: 0).count == limit)
             }
         }
 
