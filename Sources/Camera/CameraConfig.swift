@@ -25,7 +25,7 @@ public struct CameraConfig: Sendable, Equatable {
     public var width: Int
     public var height: Int
     public var fps: Double
-    /// V4L2 only: a format to prefer (`.h264` asks for pass-through); nil lets the source pick
+    /// V4L2 only: a format to prefer (`.h264` or `.h265` asks for pass-through); nil lets the source pick
     /// (MJPEG, YUYV, NV12, I420).
     public var preferredFormat: PixelFormat?
 

@@ -11,7 +11,7 @@ public enum PixelFormat: String, Sendable, Equatable, Hashable, CaseIterable, Cu
     /// One H.264 access unit in Annex-B form (start codes); SPS and PPS precede every IDR.
     case h264 = "H264"
     /// One H.265 access unit in Annex-B form; VPS, SPS and PPS precede every key frame (an H.265
-    /// clip passed through to the `fmp4Stream` data channel, PROTOCOL.md 7).
+    /// clip or V4L2 camera passed through to the `fmp4Stream` data channel, PROTOCOL.md 7).
     case h265 = "H265"
 
     public var description: String { rawValue }
@@ -44,7 +44,8 @@ public struct Frame: Sendable {
     /// Counts every captured frame from 0 (the test pattern stamps it modulo 4096); a gap means the
     /// source (or the camera driver) dropped frames.
     public var sequence: UInt64
-    /// An H.264 IDR access unit (with SPS and PPS in front); always true for raw and JPEG frames.
+    /// An H.264 IDR access unit (with SPS and PPS in front) or an H.265 IRAP access unit (with VPS,
+    /// SPS and PPS in front); always true for raw and JPEG frames.
     public var isKeyFrame: Bool
 
     public init(

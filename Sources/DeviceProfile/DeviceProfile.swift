@@ -331,6 +331,9 @@ extension DeviceProfile {
         case mjpeg
         case yuyv
         case h264
+        /// H.265 passed through to the `fmp4Stream` data channel (PROTOCOL.md 7); needs `H265` in
+        /// `capabilities.video.codecs`.
+        case h265
         /// Let the camera layer pick the best format the device offers.
         case auto
     }

@@ -409,6 +409,11 @@ struct ProfileParser {
             let width = m.int("width", in: 16...7680)
             let height = m.int("height", in: 16...4320)
             let fps = m.int("fps", in: 1...120)
+            if format == .h265, let video = capabilities?.video, !video.codecs.contains(.h265) {
+                diagnostics.add(.inconsistent, at: m["format"]?.mark ?? m.mark, field: m.field("format"),
+                                "an H.265 camera feeds only the fmp4Stream data channel: list H265 in capabilities.video.codecs")
+                return nil
+            }
             guard let device else { return nil }
             return .v4l2(Profile.V4L2Camera(
                 device: device, format: format ?? .auto, width: width ?? main.width, height: height ?? main.height,

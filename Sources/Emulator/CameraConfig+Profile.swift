@@ -18,6 +18,7 @@ extension CameraConfig {
             case .mjpeg: .mjpeg
             case .yuyv: .yuyv
             case .h264: .h264
+            case .h265: .h265
             case .auto: nil
             }
             self.init(kind: .v4l2(device), width: cam.width, height: cam.height, fps: Double(cam.fps),

@@ -107,7 +107,7 @@ final class P2PLink: @unchecked Sendable {
 
     /// The camera and the size one of the profile's streams is sent at: the test pattern is drawn
     /// at exactly the stream's size; a V4L2 camera keeps its capture settings and is scaled to the
-    /// stream's size; a clip (and an H.264 camera) is sent as it is.
+    /// stream's size; a clip (and an H.264 or H.265 camera) is sent as it is.
     static func feedRequest(profile: DeviceProfile, stream: StreamType) -> (CameraConfig, VideoFormat) {
         var camera = CameraConfig(profile: profile, stream: stream)
         let offered = (stream == .sub ? profile.capabilities.video?.sub : profile.capabilities.video?.main)
@@ -119,7 +119,7 @@ final class P2PLink: @unchecked Sendable {
                 // shared encoder takes whatever format the camera settles on.
                 camera.preferredFormat = .mjpeg
             }
-            if cam.format != .h264 {
+            if cam.format != .h264, cam.format != .h265 {
                 output = VideoFormat(width: offered.width, height: offered.height, fps: cam.fps)
             }
         }

@@ -6,8 +6,9 @@ import WebRTCLink
 /// Encode once, fan out (issue 11): per process, one capture per camera and one H.264 stream per
 /// (camera, stream size), shared by every P2P link that sends it. A V4L2 camera is opened once
 /// however many links (live view and a call) stream it; a clip or an H.264 camera is passed
-/// through from its one reader. A feed nobody uses lingers a little (a call that follows finds it
-/// warm), then stops, and its capture with it when that was the last user.
+/// through from its one reader, and so is an H.265 clip or camera (to the `fmp4Stream` channel).
+/// A feed nobody uses lingers a little (a call that follows finds it warm), then stops, and its
+/// capture with it when that was the last user.
 public final class VideoFeeds: @unchecked Sendable {
     /// The process's feeds (what every device uses unless it is given others).
     public static let shared = VideoFeeds()
@@ -222,7 +223,7 @@ public final class VideoFeeds: @unchecked Sendable {
                 return
             }
             if frame.format == .h265, codec == .h264 {
-                lock.withLock { if failure == nil { failure = "H.264 from an H.265 clip is not supported (no transcoding)" } }
+                lock.withLock { if failure == nil { failure = "H.264 from an H.265 camera or clip is not supported (no transcoding)" } }
                 return
             }
             // A compressed stream of the feed's own codec is passed through (no encoder).

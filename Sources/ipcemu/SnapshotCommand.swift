@@ -32,7 +32,7 @@ struct SnapshotCommand: ParsableCommand {
     @Option(name: .long, help: "Requested frame rate.")
     var fps: Double = 30
 
-    @Option(name: .long, help: "V4L2 format to prefer: mjpeg, yuyv, nv12, i420 or h264 (default: automatic).")
+    @Option(name: .long, help: "V4L2 format to prefer: mjpeg, yuyv, nv12, i420, h264 or h265 (default: automatic).")
     var format: String?
 
     @Option(name: .long, help: "Frames to skip first (cameras adjust exposure on the first frames).")
@@ -81,7 +81,7 @@ struct SnapshotCommand: ParsableCommand {
         if let format {
             let key = format.uppercased() == "YUY2" ? "YUYV" : format.uppercased()
             guard let f = PixelFormat(rawValue: key) else {
-                throw ValidationError("--format \(format): expected mjpeg, yuyv, nv12, i420 or h264")
+                throw ValidationError("--format \(format): expected mjpeg, yuyv, nv12, i420, h264 or h265")
             }
             preferred = f
         }

@@ -26,6 +26,10 @@ public final class FakeV4L2: @unchecked Sendable {
         public var framesPerSecond: Double = 200
         /// Driver sequence numbers to skip (frames the "hardware" dropped).
         public var dropSequences: Set<UInt32> = []
+        /// When not empty, what a compressed camera delivers: buffer n holds `payloads[n % count]`
+        /// (cut to the buffer's length), e.g. real x265 access units for an HEVC camera. The driver
+        /// sets no key-frame flag on them.
+        public var payloads: [[UInt8]] = []
         // Streaming state (per camera; one opener at a time is enough here).
         public var format: (fourcc: UInt32, width: Int, height: Int) = (0, 0, 0)
         public var buffers: [(memory: UnsafeMutableRawPointer, length: Int)] = []
@@ -161,7 +165,7 @@ public final class FakeV4L2: @unchecked Sendable {
                 let i = Int(d.pointee.index)
                 guard i < cam.offers.count else { return -EINVAL }
                 d.pointee.pixelformat = cam.offers[i].fourcc
-                let compressed = [CV4L2_PIX_FMT_MJPEG, CV4L2_PIX_FMT_H264].contains(cam.offers[i].fourcc)
+                let compressed = [CV4L2_PIX_FMT_MJPEG, CV4L2_PIX_FMT_H264, CV4L2_PIX_FMT_HEVC].contains(cam.offers[i].fourcc)
                 d.pointee.flags = compressed ? CV4L2_FMT_FLAG_COMPRESSED : 0
                 setCString(&d.pointee.description, "fake \(fourCCString(cam.offers[i].fourcc))")
                 return 0
@@ -264,6 +268,12 @@ public final class FakeV4L2: @unchecked Sendable {
     /// fake JPEG, H.264 a fake access unit. Returns bytesused.
     private func fill(_ cam: Camera, index: Int) -> Int {
         let memory = cam.buffers[index].memory.assumingMemoryBound(to: UInt8.self)
+        if !cam.payloads.isEmpty {
+            let payload = cam.payloads[Int(cam.sequence % UInt32(cam.payloads.count))]
+            let count = min(payload.count, cam.buffers[index].length)
+            memory.update(from: payload, count: count)
+            return count
+        }
         switch cam.format.fourcc {
         case CV4L2_PIX_FMT_MJPEG:
             let bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, UInt8(cam.sequence & 0xff), 0xFF, 0xD9]

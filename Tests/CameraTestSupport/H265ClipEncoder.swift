@@ -4,6 +4,15 @@ import Camera
 /// for frame n) through a real x265enc, as an Annex-B byte stream.
 public enum H265ClipEncoder {
     public static func encode(count: Int, width: Int, height: Int, fps: Int = 15, keyInterval: Int = 15) throws -> [UInt8] {
+        try encodeAccessUnits(count: count, width: width, height: height, fps: fps, keyInterval: keyInterval)
+            .reduce(into: []) { $0 += $1 }
+    }
+
+    /// The same, one access unit per element (`alignment=au`), as an H.265 camera hands them over,
+    /// one V4L2 buffer each.
+    public static func encodeAccessUnits(count: Int, width: Int, height: Int, fps: Int = 15, keyInterval: Int = 15) throws
+        -> [[UInt8]]
+    {
         let frameNs = UInt64(1_000_000_000 / fps)
         let caps = FrameCaps.caps(format: .i420, width: width, height: height, fps: Double(fps))
         let pipeline = try GStreamerPipeline(
@@ -18,8 +27,8 @@ public enum H265ClipEncoder {
             try pipeline.push(frame.bytes, ptsNs: UInt64(i) * frameNs, durationNs: frameNs)
         }
         try pipeline.endOfStream()
-        var out: [UInt8] = []
-        while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { out += sample.bytes }
+        var out: [[UInt8]] = []
+        while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { out.append(sample.bytes) }
         return out
     }
 }

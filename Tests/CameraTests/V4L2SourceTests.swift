@@ -248,6 +248,12 @@ struct V4L2NegotiationTests {
         var asked = request
         asked.format = .h264
         #expect(V4L2Negotiation.choose(from: [yuyv, mjpeg, h264], request: asked)?.format == .h264)
+        // H.265 (V4L2 HEVC) likewise: only when asked, then above everything else.
+        let hevc = offer(CV4L2_PIX_FMT_HEVC, [(1280, 720, [30])])
+        #expect(V4L2Negotiation.choose(from: [hevc, yuyv], request: request)?.format == .yuyv)
+        #expect(V4L2Negotiation.choose(from: [hevc], request: request) == nil)
+        asked.format = .h265
+        #expect(V4L2Negotiation.choose(from: [yuyv, mjpeg, h264, hevc], request: asked)?.format == .h265)
         #expect(V4L2Negotiation.choose(from: [offer(fourCC("RGB3"), [(1280, 720, [30])])], request: request) == nil)
     }
 }

@@ -161,7 +161,16 @@ let badCases: [BadCase] = [
           device: /dev/video0
           format: jpeg
         """,
-        kind: .invalidValue, field: "camera.format", line: 9, message: "expected one of mjpeg, yuyv, h264, auto, got 'jpeg'"),
+        kind: .invalidValue, field: "camera.format", line: 9, message: "expected one of mjpeg, yuyv, h264, h265, auto, got 'jpeg'"),
+    BadCase(name: "an H.265 camera without H265 among the video codecs", yaml: identityLines + """
+
+        camera:
+          type: v4l2
+          device: /dev/video0
+          format: h265
+        """,
+        kind: .inconsistent, field: "camera.format", line: 9,
+        message: "an H.265 camera feeds only the fmp4Stream data channel: list H265 in capabilities.video.codecs"),
     BadCase(name: "inconsistent rtcCapability", yaml: identityLines + """
 
         capabilities:

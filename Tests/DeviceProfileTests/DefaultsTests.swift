@@ -127,6 +127,16 @@ struct DefaultsTests {
             """)
         #expect(v.camera == .v4l2(.init(device: "USB Camera", format: .auto, width: 640, height: 480, fps: 15)))
 
+        // An H.265 camera (PROTOCOL.md 7: passed through to the fmp4Stream channel).
+        let h = try DeviceProfile.parse(yaml: identityLines + """
+
+            capabilities:
+              video:
+                codecs: [H265]
+            camera: {type: v4l2, device: /dev/video0, format: h265, width: 320, height: 180, fps: 15}
+            """)
+        #expect(h.camera == .v4l2(.init(device: "/dev/video0", format: .h265, width: 320, height: 180, fps: 15)))
+
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-profile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -43,8 +43,11 @@ final class CallHarness: @unchecked Sendable {
     var devId: String { profile.identity.devId }
     var apps: [AppUser] { appList.snapshot }
 
-    /// - Parameter edit: changes to the shipped doorbell profile (answer policy, timers, security).
-    init(profile name: String = "doorbell.yaml", edit: (inout DeviceProfile) -> Void = { _ in }) async throws {
+    /// - Parameters:
+    ///   - edit: changes to the shipped doorbell profile (answer policy, timers, security).
+    ///   - feeds: where the device's video comes from (a test's own, e.g. behind a fake V4L2 driver).
+    init(profile name: String = "doorbell.yaml", edit: (inout DeviceProfile) -> Void = { _ in },
+         feeds: VideoFeeds = .shared) async throws {
         broker = try MosquittoBroker()
         var p = try DeviceProfile.load(path: Self.repoRoot + "/device-profiles/" + name)
         edit(&p)
@@ -55,7 +58,8 @@ final class CallHarness: @unchecked Sendable {
         raw = try MQTTClient(options: broker.clientOptions(clientID: "qa-raw-\(UInt32.random(in: 0...UInt32.max))"))
         raw.connect()
         rawSealer = Collected(try PayloadSealer(mode: p.security, localKey: p.identity.localKey, from: Self.rawFrom))
-        device = try Device(profile: p, connection: broker.clientOptions(clientID: p.identity.devId), log: Self.quietLog)
+        device = try Device(profile: p, connection: broker.clientOptions(clientID: p.identity.devId), log: Self.quietLog,
+                            feeds: feeds)
         deviceEvents = EventRecorder(await device.events())
         try await device.start()
         try #require(await device.waitUntilConnected(timeout: .seconds(5)))
@@ -174,8 +178,8 @@ final class CallHarness: @unchecked Sendable {
 
 /// Runs `body` with a fresh harness and always closes it (also when `body` throws).
 func withHarness(profile name: String = "doorbell.yaml", edit: (inout DeviceProfile) -> Void = { _ in },
-                 _ body: (CallHarness) async throws -> Void) async throws {
-    let h = try await CallHarness(profile: name, edit: edit)
+                 feeds: VideoFeeds = .shared, _ body: (CallHarness) async throws -> Void) async throws {
+    let h = try await CallHarness(profile: name, edit: edit, feeds: feeds)
     do {
         try await body(h)
     } catch {

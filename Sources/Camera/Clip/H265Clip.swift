@@ -63,32 +63,20 @@ public struct H265Clip: Sendable {
                 throw .clip("\(name): a NAL unit with a bad H.265 header (forbidden bit set or shorter than 2 bytes)")
             }
         }
-        var vps: H264AnnexB.NALUnit?
-        var sps: H264AnnexB.NALUnit?
-        var pps: H264AnnexB.NALUnit?
+        var parameterSets = H265ParameterSetCache()
         var out: [AccessUnit] = []
         for au in Self.accessUnits(units) {
-            for unit in au {
-                switch Self.type(unit) {
-                case NALType.vps: vps = unit
-                case NALType.sps: sps = unit
-                case NALType.pps: pps = unit
-                default: break
-                }
-            }
+            parameterSets.remember(au)
             guard au.contains(where: { (Self.type($0) ?? 63) < 32 }) else { continue }
             let isKey = au.contains { NALType.irap.contains(Self.type($0) ?? 0) }
             if out.isEmpty, !isKey { continue }  // start at the first key frame
             var units = au.filter { Self.type($0) != NALType.aud }
             if isKey {
-                guard let vps, let sps, let pps else { throw .clip("\(name): key frame before any VPS/SPS/PPS") }
-                let present = Set(units.compactMap(Self.type))
-                let missing = [vps, sps, pps].filter { !present.contains(Self.type($0) ?? 0) }
-                units.insert(contentsOf: missing, at: 0)
                 // Parameter sets first, in the order VPS, SPS, PPS (what the fMP4 writer expects).
-                let sets = units.filter { (NALType.vps...NALType.pps).contains(Self.type($0) ?? 0) }
-                    .sorted { (Self.type($0) ?? 0) < (Self.type($1) ?? 0) }
-                units = sets + units.filter { !(NALType.vps...NALType.pps).contains(Self.type($0) ?? 0) }
+                guard let completed = parameterSets.completingKeyFrame(units) else {
+                    throw .clip("\(name): key frame before any VPS/SPS/PPS")
+                }
+                units = completed
             }
             out.append(AccessUnit(bytes: H264AnnexB.annexB(units), isKeyFrame: isKey))
         }

@@ -13,10 +13,11 @@ public enum Snapshot {
         }
     }
 
-    /// Encodes one frame (raw, MJPEG, or an H.264 IDR access unit with its SPS/PPS).
+    /// Encodes one frame (raw, MJPEG, an H.264 IDR access unit with its SPS/PPS, or an H.265 key
+    /// frame with its VPS/SPS/PPS).
     public static func encode(_ frame: Frame, as image: ImageFormat, jpegQuality: Int = 90) throws(CameraError) -> [UInt8] {
-        if frame.format == .h264, !frame.isKeyFrame {
-            throw .encoder("a snapshot of an H.264 stream needs a key frame (IDR)")
+        if frame.format == .h264 || frame.format == .h265, !frame.isKeyFrame {
+            throw .encoder("a snapshot of an \(frame.format == .h264 ? "H.264" : "H.265") stream needs a key frame")
         }
         let encoder = image == .jpeg ? "jpegenc quality=\(min(100, max(1, jpegQuality)))" : "pngenc"
         let caps = FrameCaps.caps(format: frame.format, width: frame.width, height: frame.height)

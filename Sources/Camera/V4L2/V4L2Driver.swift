@@ -135,6 +135,7 @@ extension PixelFormat {
         case CV4L2_PIX_FMT_YUYV: self = .yuyv
         case CV4L2_PIX_FMT_MJPEG, CV4L2_PIX_FMT_JPEG: self = .mjpeg
         case CV4L2_PIX_FMT_H264: self = .h264
+        case CV4L2_PIX_FMT_HEVC: self = .h265
         default: return nil
         }
     }

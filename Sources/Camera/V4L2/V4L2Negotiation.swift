@@ -6,8 +6,8 @@ public enum V4L2Negotiation {
         public var width: Int
         public var height: Int
         public var fps: Double
-        /// A format to prefer above all (`.h264` asks for pass-through), or nil for the default
-        /// order: MJPEG, YUYV, NV12, I420. H.264 is only chosen when asked for.
+        /// A format to prefer above all (`.h264` or `.h265` asks for pass-through), or nil for the
+        /// default order: MJPEG, YUYV, NV12, I420. H.264 and H.265 are only chosen when asked for.
         public var format: PixelFormat?
 
         public init(width: Int, height: Int, fps: Double, format: PixelFormat? = nil) {

@@ -42,6 +42,7 @@ public final class V4L2Source: FrameSource {
     private let driver: V4L2Driver
     private let worker: SourceWorker
     private let sinkBox = Locked<(@Sendable (FrameSourceEvent) -> Void)?>(nil)
+    private let skips = Locked<(count: Int, last: String?)>((0, nil))
 
     public init(
         device: Device, request: V4L2Negotiation.Request, bufferCount: Int = 4, retry: Retry = Retry(),
@@ -57,13 +58,18 @@ public final class V4L2Source: FrameSource {
 
     public var name: String { "v4l2 \(device)" }
 
+    /// Buffers of a compressed stream that could not be read (an H.265 buffer without NAL units or
+    /// with a bad NAL header): dropped, counted, and the last reason kept. Frames go on.
+    public var skippedBuffers: (count: Int, lastReason: String?) { skips.withLock { ($0.count, $0.last) } }
+
     public func start(_ sink: @escaping @Sendable (FrameSourceEvent) -> Void) throws(CameraError) {
         sinkBox.withLock { $0 = sink }
-        let (driver, device, request, bufferCount, retry, worker) =
-            (driver, device, request, bufferCount, retry, worker)
+        let (driver, device, request, bufferCount, retry, worker, skips) =
+            (driver, device, request, bufferCount, retry, worker, skips)
         try worker.start {
             var loop = CaptureLoop(driver: driver, device: device, request: request, bufferCount: bufferCount,
-                                   retry: retry, shouldStop: { worker.shouldStop }, sink: sink)
+                                   retry: retry, shouldStop: { worker.shouldStop }, sink: sink,
+                                   skipped: { why in skips.withLock { $0 = ($0.count + 1, why) } })
             loop.run()
         }
     }
@@ -113,6 +119,7 @@ private struct CaptureLoop {
     let retry: V4L2Source.Retry
     let shouldStop: () -> Bool
     let sink: @Sendable (FrameSourceEvent) -> Void
+    let skipped: (String) -> Void
 
     private var sequence: UInt64 = 0
     private var lastStatus: FrameSourceStatus?
@@ -121,7 +128,7 @@ private struct CaptureLoop {
 
     init(driver: V4L2Driver, device: V4L2Source.Device, request: V4L2Negotiation.Request, bufferCount: Int,
          retry: V4L2Source.Retry, shouldStop: @escaping () -> Bool,
-         sink: @escaping @Sendable (FrameSourceEvent) -> Void) {
+         sink: @escaping @Sendable (FrameSourceEvent) -> Void, skipped: @escaping (String) -> Void) {
         self.driver = driver
         self.device = device
         self.request = request
@@ -129,6 +136,7 @@ private struct CaptureLoop {
         self.retry = retry
         self.shouldStop = shouldStop
         self.sink = sink
+        self.skipped = skipped
     }
 
     mutating func run() {
@@ -167,6 +175,7 @@ private struct CaptureLoop {
         report(.live(description: "\(dev.path) \(stream.summary)"))
         var lastDriverSequence: UInt32?
         var parameterSets = H264ParameterSetCache()
+        var h265 = H265BufferAssembler()
         var lastFrameNs = Clocks.monotonicNs()
         while !shouldStop() {
             guard let captured = try stream.next(timeoutMs: 100) else {
@@ -186,21 +195,35 @@ private struct CaptureLoop {
             lastDriverSequence = captured.driverSequence
             let captureMono = min(captured.monotonicNs ?? nowMono, nowMono)
             let captureUnix = nowUnix - Int64((nowMono - captureMono) / 1_000_000)
-            var ts = captureMono >= startNs ? captureMono - startNs : 0
-            if let last = lastTimestampNs, ts <= last { ts = last + 1 }
-            lastTimestampNs = ts
-            var bytes = captured.bytes
-            var isKeyFrame = captured.isKeyFrame
-            if stream.format == .h264 {
+            let bufferTs = captureMono >= startNs ? captureMono - startNs : 0
+            let pictures: [(bytes: [UInt8], isKeyFrame: Bool)]
+            switch stream.format {
+            case .h264:
                 // Pass-through: SPS/PPS in front of every IDR, even when the camera sends them once.
-                (bytes, isKeyFrame) = parameterSets.process(bytes)
+                pictures = [parameterSets.process(captured.bytes)]
+            case .h265:
+                // Pass-through to the fmp4Stream channel: access units, VPS/SPS/PPS before key frames.
+                do throws(H265BufferAssembler.Failure) {
+                    pictures = try h265.accessUnits(in: captured.bytes).map { ($0.bytes, $0.isKeyFrame) }
+                } catch {
+                    skipped("\(dev.path): \(error)")
+                    sequence += 1  // a frame lost: the gap shows in the sequence
+                    continue
+                }
+            default:
+                pictures = [(captured.bytes, captured.isKeyFrame)]
             }
-            let frame = Frame(format: stream.format, width: stream.width, height: stream.height,
-                              bytes: bytes, captureTimeMs: captureUnix, timestampNs: ts,
-                              sequence: sequence, isKeyFrame: isKeyFrame)
-            sequence += 1
-            delivered = true
-            sink(.frame(frame))
+            for picture in pictures {
+                var ts = bufferTs
+                if let last = lastTimestampNs, ts <= last { ts = last + 1 }
+                lastTimestampNs = ts
+                let frame = Frame(format: stream.format, width: stream.width, height: stream.height,
+                                  bytes: picture.bytes, captureTimeMs: captureUnix, timestampNs: ts,
+                                  sequence: sequence, isKeyFrame: picture.isKeyFrame)
+                sequence += 1
+                delivered = true
+                sink(.frame(frame))
+            }
         }
     }
 }

@@ -130,7 +130,8 @@ final class V4L2Stream {
         if b.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK == CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC, ts.tv_sec > 0 || ts.tv_usec > 0 {
             mono = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_usec) * 1000
         }
-        let key = format != .h264 || b.flags & CV4L2_BUF_FLAG_KEYFRAME != 0
+        // Raw and JPEG frames are all key frames; H.264 and H.265 are read again from their NAL units.
+        let key = !(format == .h264 || format == .h265) || b.flags & CV4L2_BUF_FLAG_KEYFRAME != 0
         return Captured(bytes: bytes, driverSequence: b.sequence, monotonicNs: mono, isKeyFrame: key)
     }
 
