@@ -31,20 +31,4 @@ public enum H265ClipEncoder {
         while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { out.append(sample.bytes) }
         return out
     }
-
-    /// Decodes H.265 frames (`h265parse ! avdec_h265`) and reads the stamp of every decoded
-    /// picture (PROTOCOL.md 6): their frame counters, in order.
-    public static func decodedStampCounters(_ frames: some Sequence<Frame>, width: Int, height: Int, fps: Double) throws -> [UInt16] {
-        let caps = FrameCaps.caps(format: .h265, width: width, height: height, fps: fps)
-        let pipeline = try GStreamerPipeline(
-            "appsrc name=src format=time caps=\"\(caps)\" ! h265parse ! avdec_h265 ! videoconvert ! "
-                + "video/x-raw,format=I420 ! appsink name=sink sync=false")
-        try pipeline.play()
-        defer { pipeline.stop() }
-        for frame in frames { try pipeline.push(frame.bytes, ptsNs: frame.timestampNs, durationNs: 5_000_000) }
-        try pipeline.endOfStream()
-        var counters: [UInt16] = []
-        while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { counters.append(try sample.readStamp().counter) }
-        return counters
-    }
 }

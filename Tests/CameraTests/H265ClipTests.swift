@@ -101,7 +101,7 @@ struct H265ClipTests {
         #expect(frames.allSatisfy { $0.format == .h265 })
         #expect(Set([0, 10, 20, 30, 40]).isSubset(of: Set(frames.filter(\.isKeyFrame).map(\.sequence))))
 
-        let counters = try H265ClipEncoder.decodedStampCounters(frames, width: 320, height: 180, fps: 200)
+        let counters = try StampDecoding.counters(frames, format: .h265, width: 320, height: 180, fps: 200)
         #expect(counters == (0..<50).map { UInt16($0 % 20) })
     }
 }

@@ -156,7 +156,7 @@ struct V4L2H265Tests {
 
         // Every frame decodes, with its stamp; decoding from a later key frame works too.
         func counters(_ frames: ArraySlice<Frame>) throws -> [UInt16] {
-            try H265ClipEncoder.decodedStampCounters(frames, width: 320, height: 180, fps: 15)
+            try StampDecoding.counters(frames, format: .h265, width: 320, height: 180, fps: 15)
         }
         #expect(try counters(frames[...]) == (0..<45).map { UInt16($0) })
         let later = try #require(frames.indices.first(where: { $0 >= 15 && frames[$0].isKeyFrame }))
