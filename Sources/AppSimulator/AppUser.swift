@@ -48,6 +48,7 @@ public actor AppUser {
     private var linkRules = P2PLinkRules(app: ())
     private var videoPumps: [String: Task<Void, Never>] = [:]
     private var finishedVideo: [String: VideoStats] = [:]
+    private var finishedTimelines: [String: LinkTimeline] = [:]
     private var finishedHEVC: [String: AppHEVCReceiver.Report] = [:]
     private var answeredAt: [String: Date] = [:]
     /// `close_reason` of each session's link the device closed with `disconnect`.
@@ -261,6 +262,11 @@ public actor AppUser {
     /// What the app measured on the session's video so far (kept after the link closes).
     public func videoStats(sessionId: String) -> VideoStats? { videoLinks[sessionId]?.stats ?? finishedVideo[sessionId] }
 
+    /// When each step of the session's link happened (kept after the link closes).
+    public func videoLinkTimeline(sessionId: String) -> LinkTimeline? {
+        videoLinks[sessionId]?.timeline ?? finishedTimelines[sessionId]
+    }
+
     /// The session's link state as the app sees it (nil: no link).
     public func videoLinkState(sessionId: String) -> LinkState? { videoLinks[sessionId]?.offerer.state }
 
@@ -278,6 +284,7 @@ public actor AppUser {
         guard let link = videoLinks.removeValue(forKey: sessionId) else { return }
         link.close()
         finishedVideo[sessionId] = link.stats
+        finishedTimelines[sessionId] = link.timeline
         if let hevc = link.hevc { finishedHEVC[sessionId] = hevc.snapshot }
     }
 

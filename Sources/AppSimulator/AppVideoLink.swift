@@ -23,7 +23,7 @@ final class AppVideoLink: Sendable {
         case state(LinkState)
     }
 
-    private let answerTime = LockedDate()
+    private let steps: LockedTimeline
 
     /// PROTOCOL.md 7: the video comes as HEVC over the `fmp4Stream` data channel (nil: RTP).
     let hevc: AppHEVCReceiver?
@@ -37,6 +37,9 @@ final class AppVideoLink: Sendable {
         self.continuation = continuation
         let measured = LockedStats()
         self.measured = measured
+        let steps = LockedTimeline()
+        steps.record(\.opened)
+        self.steps = steps
         let saver = saveFramesTo.map { FrameSaver(directory: $0) }
         let onFrame: @Sendable (DecodedVideoFrame) -> Void = { frame in
             measured.add(frame, answeredAt: answeredAt)
@@ -47,9 +50,15 @@ final class AppVideoLink: Sendable {
         var dataChannel: (@Sendable (WebRTCDataChannel) -> Void)?
         if let receiver { dataChannel = { channel in receiver.attach(channel) } }
         let events = LinkEvents(
-            localDescription: { continuation.yield(.offer(sdp: $0)) },
+            localDescription: {
+                steps.record(\.offerMade)
+                continuation.yield(.offer(sdp: $0))
+            },
             localCandidate: { continuation.yield(.candidate(line: $0.candidate, mLineIndex: $0.sdpMLineIndex)) },
-            stateChanged: { continuation.yield(.state($0)) },
+            stateChanged: {
+                if $0 == .connected { steps.record(\.connected) }
+                continuation.yield(.state($0))
+            },
             videoFrame: onFrame,
             dataChannel: dataChannel)
         // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
@@ -77,8 +86,10 @@ final class AppVideoLink: Sendable {
     private let pattern: TestPatternSource?
 
     /// The device's 302 answer came now (live view has no 308 answer to time from).
-    func answerArrived() { answerTime.set(Date()) }
-    var answerArrivedAt: Date? { answerTime.value }
+    func answerArrived() { steps.record(\.answerReceived) }
+    var answerArrivedAt: Date? { steps.snapshot.answerReceived }
+    /// When each step of this link happened so far.
+    var timeline: LinkTimeline { steps.snapshot }
 
     var stats: VideoStats { measured.snapshot }
     var linkStats: LinkStatistics { offerer.stats }
@@ -89,14 +100,6 @@ final class AppVideoLink: Sendable {
         hevc?.close()
         continuation.finish()
     }
-}
-
-/// A date behind a lock.
-final class LockedDate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var date: Date?
-    func set(_ value: Date) { lock.withLock { if date == nil { date = value } } }
-    var value: Date? { lock.withLock { date } }
 }
 
 /// Video stats behind a lock: frames arrive on a GStreamer thread.

@@ -210,22 +210,41 @@ bool cgw_webrtc_add_turn_server(CgwElement *webrtc, const char *uri) {
     return ok;
 }
 
-bool cgw_webrtc_add_local_address(CgwElement *webrtc, const char *address) {
+/* webrtcbin's libnice agent, referenced (NULL: another ICE implementation). */
+static NiceAgent *nice_agent_of(CgwElement *webrtc) {
     GObject *ice = NULL;
     GObject *agent = NULL;
-    bool ok = false;
-    if (cgw_find_property(webrtc, "ice-agent") == NULL) return false;
+    if (cgw_find_property(webrtc, "ice-agent") == NULL) return NULL;
     g_object_get(webrtc, "ice-agent", &ice, NULL);
     if (ice != NULL && cgw_find_property(ice, "agent") != NULL) g_object_get(ice, "agent", &agent, NULL);
-    if (agent != NULL && NICE_IS_AGENT(agent)) {
+    if (ice != NULL) g_object_unref(ice);
+    if (agent != NULL && !NICE_IS_AGENT(agent)) {
+        g_object_unref(agent);
+        return NULL;
+    }
+    return agent != NULL ? NICE_AGENT(agent) : NULL;
+}
+
+bool cgw_webrtc_add_local_address(CgwElement *webrtc, const char *address) {
+    NiceAgent *agent = nice_agent_of(webrtc);
+    bool ok = false;
+    if (agent != NULL) {
         NiceAddress nice_address;
         nice_address_init(&nice_address);
         if (nice_address_set_from_string(&nice_address, address)) {
-            ok = nice_agent_add_local_address(NICE_AGENT(agent), &nice_address);
+            ok = nice_agent_add_local_address(agent, &nice_address);
         }
+        g_object_unref(agent);
     }
-    if (agent != NULL) g_object_unref(agent);
-    if (ice != NULL) g_object_unref(ice);
+    return ok;
+}
+
+bool cgw_webrtc_set_ice_pacing(CgwElement *webrtc, unsigned milliseconds) {
+    NiceAgent *agent = nice_agent_of(webrtc);
+    if (agent == NULL) return false;
+    bool ok = cgw_find_property(agent, "stun-pacing-timer") != NULL;
+    if (ok) g_object_set(agent, "stun-pacing-timer", (guint)milliseconds, NULL);
+    g_object_unref(agent);
     return ok;
 }
 

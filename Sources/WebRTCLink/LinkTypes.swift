@@ -131,10 +131,16 @@ public struct LinkOptions: Sendable, Hashable {
     /// candidates are what the app uses, and TCP pairs on one host made links flaky here.
     public var tcpCandidates: Bool
 
+    /// ICE pacing timer Ta in ms: one connectivity check per tick. libnice's default is 20 ms, and
+    /// a link needs about three ticks (a check, a second pair, the nomination), so this is most of
+    /// the time from the answer to the first frame on a LAN. RFC 8445 (14.2) allows 5 ms.
+    public var icePacingMs: Int
+
     public init(
         iceServers: [ICEServer] = [], localAddresses: [String]? = nil, silenceTimeout: Duration = .seconds(5),
-        jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false
+        jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false, icePacingMs: Int = 5
     ) {
+        self.icePacingMs = icePacingMs
         self.iceServers = iceServers
         self.localAddresses = localAddresses
         self.tcpCandidates = tcpCandidates

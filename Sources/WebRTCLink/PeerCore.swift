@@ -206,6 +206,9 @@ final class PeerCore: @unchecked Sendable {
         guard cgw_webrtc_set_ice_protocols(webrtc, true, options.tcpCandidates) else {
             throw .pipeline("webrtcbin's ICE agent has no ice-udp/ice-tcp properties")
         }
+        guard cgw_webrtc_set_ice_pacing(webrtc, UInt32(clamping: max(1, options.icePacingMs))) else {
+            throw .pipeline("webrtcbin's ICE agent has no stun-pacing-timer (not libnice?)")
+        }
         let addresses = options.localAddresses ?? GStreamerRuntime.localInterfaceAddresses()
         for address in addresses where !address.isEmpty {
             guard cgw_webrtc_add_local_address(webrtc, address) else {

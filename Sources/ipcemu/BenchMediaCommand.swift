@@ -95,6 +95,7 @@ extension BenchCommand {
             var size = ""
             var failures = 0
             var coldFirstFrame: [Double] = []
+            var steps = FirstFrameSteps()
             for i in 0..<(calls + warmup) {
                 var events = await app.events().makeAsyncIterator()
                 try await app.startCall(devId: devId, timeoutSeconds: 15)
@@ -124,6 +125,7 @@ extension BenchCommand {
                     continue
                 }
                 if let ms = stats.answerToFirstFrameMs { firstFrame.append(ms) }
+                if let timeline = await app.videoLinkTimeline(sessionId: sid) { steps.add(timeline, stats) }
                 latencies += stats.latenciesMs
                 frames += stats.framesDecoded
                 dropped += stats.framesDropped
@@ -139,6 +141,7 @@ extension BenchCommand {
             say("bench media: \(calls) calls, \(size) (profile main \(main.map { "\($0)" } ?? "?")), \(self.seconds) s each, \(failures) failed")
             say("  answer -> first frame:      \(Percentiles(firstFrame).summary)")
             if let cold = coldFirstFrame.first { say(String(format: "  (cold first link, not counted: %.0f ms)", cold)) }
+            for line in steps.lines { say(line) }
             say("  capture -> decode latency:  \(Percentiles(latencies).summary)")
             say(String(format: "  device CPU per stream:      mean %.1f%% of one core, max %.1f%%",
                        cpu.isEmpty ? .nan : cpu.reduce(0, +) / Double(cpu.count), cpu.max() ?? .nan))

@@ -1,0 +1,46 @@
+import AppSimulator
+import Foundation
+
+/// Where the time from `answer` to the first decoded frame goes, step by step over many calls
+/// (`bench media`): each step's p50/p95 in milliseconds.
+struct FirstFrameSteps {
+    private var samples: [Step: [Double]] = [:]
+
+    enum Step: String, CaseIterable {
+        case answerToLinkOpened = "answer -> app link created"
+        case linkOpenedToOffer = "link created -> offer made"
+        case offerToDeviceAnswer = "offer -> device's 302 answer"
+        case deviceAnswerToConnected = "302 answer -> ICE+DTLS connected"
+        case connectedToFirstCapture = "connected -> first frame captured"
+        case captureToFirstDecode = "first frame captured -> decoded"
+    }
+
+    /// Adds one call: its link timeline and video stats (the first frame's stamp gives its capture time).
+    mutating func add(_ timeline: LinkTimeline, _ stats: VideoStats) {
+        guard let first = stats.firstFrameAt, let answerMs = stats.answerToFirstFrameMs else { return }
+        let answered = first.addingTimeInterval(-answerMs / 1000)
+        func ms(_ a: Date?, _ b: Date?) -> Double? {
+            guard let a, let b else { return nil }
+            return b.timeIntervalSince(a) * 1000
+        }
+        let captured = stats.stamps.first.map { Date(timeIntervalSince1970: Double($0.captureUnixMs) / 1000) }
+        let steps: [(Step, Double?)] = [
+            (.answerToLinkOpened, ms(answered, timeline.opened)),
+            (.linkOpenedToOffer, ms(timeline.opened, timeline.offerMade)),
+            (.offerToDeviceAnswer, ms(timeline.offerMade, timeline.answerReceived)),
+            (.deviceAnswerToConnected, ms(timeline.answerReceived, timeline.connected)),
+            (.connectedToFirstCapture, ms(timeline.connected, captured)),
+            (.captureToFirstDecode, ms(captured, first)),
+        ]
+        for case let (step, value?) in steps { samples[step, default: []].append(value) }
+    }
+
+    /// One line per step (steps without samples are left out).
+    var lines: [String] {
+        Step.allCases.compactMap { step in
+            guard let values = samples[step], !values.isEmpty else { return nil }
+            let p = Percentiles(values)
+            return String(format: "    %-36@ p50 %6.1f ms  p95 %6.1f ms", step.rawValue as NSString, p.at(50), p.at(95))
+        }
+    }
+}
