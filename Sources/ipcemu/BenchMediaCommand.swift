@@ -141,6 +141,7 @@ extension BenchCommand {
             say("bench media: \(calls) calls, \(size) (profile main \(main.map { "\($0)" } ?? "?")), \(self.seconds) s each, \(failures) failed")
             say("  answer -> first frame:      \(Percentiles(firstFrame).summary)")
             if let cold = coldFirstFrame.first { say(String(format: "  (cold first link, not counted: %.0f ms)", cold)) }
+            say("  where the time goes (the app's link, step by step):")
             for line in steps.lines { say(line) }
             say("  capture -> decode latency:  \(Percentiles(latencies).summary)")
             say(String(format: "  device CPU per stream:      mean %.1f%% of one core, max %.1f%%",

@@ -40,7 +40,8 @@ struct FirstFrameSteps {
         Step.allCases.compactMap { step in
             guard let values = samples[step], !values.isEmpty else { return nil }
             let p = Percentiles(values)
-            return String(format: "    %-36@ p50 %6.1f ms  p95 %6.1f ms", step.rawValue as NSString, p.at(50), p.at(95))
+            let name = step.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0)
+            return "    " + name + String(format: " p50 %6.1f ms  p95 %6.1f ms  (n=%d)", p.at(50), p.at(95), values.count)
         }
     }
 }

@@ -130,6 +130,28 @@ struct RunCommandTests {
         }
     }
 
+    @Test("bench media: calls one after another, answer -> first frame and where the time goes, step by step",
+          .timeLimit(.minutes(5)))
+    func benchMediaCalls() async throws {
+        let run = try await CLIRun.ipcemu(["bench", "media", "--calls", "2", "--seconds", "1", "--profile", doorbell])
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        let first = lines.first { $0.contains("answer -> first frame:") }
+        #expect(first?.contains("(n=2)") == true, "\(run.stdout)")
+        // Every step of both calls' links was seen, in order: the offer before the device's answer,
+        // that before the link connected, and the first frame decoded after it was captured.
+        for step in ["answer -> app link created", "link created -> offer made", "offer -> device's 302 answer",
+                     "302 answer -> ICE+DTLS connected", "connected -> first frame captured", "first frame captured -> decoded"] {
+            let line = lines.first { $0.contains(step) }
+            #expect(line?.hasSuffix("(n=2)") == true, "\(step): \(run.stdout)")
+            if step != "connected -> first frame captured" {
+                let p50 = line.flatMap { $0.components(separatedBy: "p50").last?.split(separator: " ").first }.flatMap { Double($0) }
+                #expect((p50 ?? -1) >= 0, "\(step) is not a positive time: \(line ?? "missing")")
+            }
+        }
+        #expect(run.stdout.contains("frames dropped (counter gaps) 0"), "\(run.stdout)")
+    }
+
     @Test("bench media --concurrent 3 streams three live views at once from one device process and prints the CPU curve",
           .timeLimit(.minutes(8)))
     func benchMediaConcurrent() async throws {

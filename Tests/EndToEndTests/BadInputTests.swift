@@ -257,12 +257,16 @@ extension EndToEnd {
                 let outBefore = h.wire.outCalls().count
                 let context = PayloadContext(devId: h.devId, now: WallClock.nowMs(), liveSession: "")
                 try await h.sendRaw(context.call { $0["appDeviceId"] = .string(String(repeating: "y", count: 2 << 20)) })
-                try await Task.sleep(for: .milliseconds(300))
-                #expect(h.wire.outCalls().count == outBefore)
-                #expect(await h.device.status == before)
-                // Still listening: a valid call from someone else gets busy.
+                // Still listening, and proof that the huge payload has been handled (one inbound
+                // queue, in order): a valid call from someone else, sent after it, gets busy.
                 try await h.send(h.call(from: "user-bob", session: "bob-1"))
                 #expect(await h.wire.waitForSent(.busy).first?.targetId == "user-bob")
+                // Nothing went to the huge payload's sender, and the answered call is untouched
+                // (heartbeats of the live call may come and go meanwhile).
+                let since = h.wire.outCalls().dropFirst(outBefore)
+                #expect(!since.contains { $0.targetId == PayloadContext.sender }, "\(since.map(\.event))")
+                #expect(since.allSatisfy { $0.event == .busy || $0.event == .heartbeat }, "\(since.map(\.event))")
+                #expect(await h.device.status == before)
             }
         }
 
