@@ -239,11 +239,11 @@ bool cgw_webrtc_add_local_address(CgwElement *webrtc, const char *address) {
     return ok;
 }
 
-bool cgw_webrtc_set_ice_pacing(CgwElement *webrtc, unsigned milliseconds) {
+bool cgw_webrtc_tune_ice_agent(CgwElement *webrtc, unsigned pacing_ms, bool upnp) {
     NiceAgent *agent = nice_agent_of(webrtc);
     if (agent == NULL) return false;
-    bool ok = cgw_find_property(agent, "stun-pacing-timer") != NULL;
-    if (ok) g_object_set(agent, "stun-pacing-timer", (guint)milliseconds, NULL);
+    bool ok = cgw_find_property(agent, "stun-pacing-timer") != NULL && cgw_find_property(agent, "upnp") != NULL;
+    if (ok) g_object_set(agent, "stun-pacing-timer", (guint)pacing_ms, "upnp", (gboolean)upnp, NULL);
     g_object_unref(agent);
     return ok;
 }

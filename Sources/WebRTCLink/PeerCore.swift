@@ -206,8 +206,10 @@ final class PeerCore: @unchecked Sendable {
         guard cgw_webrtc_set_ice_protocols(webrtc, true, options.tcpCandidates) else {
             throw .pipeline("webrtcbin's ICE agent has no ice-udp/ice-tcp properties")
         }
-        guard cgw_webrtc_set_ice_pacing(webrtc, UInt32(clamping: max(1, options.icePacingMs))) else {
-            throw .pipeline("webrtcbin's ICE agent has no stun-pacing-timer (not libnice?)")
+        // No UPnP port mapping: WebRTC peers reach each other through host, STUN and TURN
+        // candidates; libnice's IGD discovery would add a thread and LAN multicast to every link.
+        guard cgw_webrtc_tune_ice_agent(webrtc, UInt32(clamping: max(1, options.icePacingMs)), false) else {
+            throw .pipeline("webrtcbin's ICE agent has no stun-pacing-timer/upnp properties (not libnice?)")
         }
         let addresses = options.localAddresses ?? GStreamerRuntime.localInterfaceAddresses()
         for address in addresses where !address.isEmpty {

@@ -8,6 +8,12 @@
 //       vivid only: captures, presses vivid's "Disconnect" control (an emulated USB unplug; the
 //       device reconnects once every file handle is closed), and checks that the source reports
 //       no video and then picks the camera up again. Prints "CAMERA-CHECK: ok unplug ...".
+//   ipcemu-camera-check disconnect DEVICE [HOLD_SECONDS]
+//       vivid only: presses vivid's "Disconnect" control once, capturing nothing (another process,
+//       e.g. `ipcemu run`, is the one using the camera). vivid reconnects when the last file handle
+//       is closed; with HOLD_SECONDS this program keeps a handle open that long, so the camera stays
+//       unplugged for about that time (every reopen meanwhile fails with ENODEV), then closes it.
+//       Prints "CAMERA-CHECK: ok disconnect DEVICE held=S" or "CAMERA-CHECK: fail disconnect ...".
 //   ipcemu-camera-check bench-pattern [WxH] [FPS] [SECONDS] [hold]
 //       Runs the test pattern in real time and prints the process's CPU use as % of one core.
 //       With "hold", the consumer keeps each frame until the next (forcing a copy per frame).
@@ -59,7 +65,7 @@ final class Collector: @unchecked Sendable {
 }
 
 let args = Array(CommandLine.arguments.dropFirst())
-guard let mode = args.first else { fail("usage: ipcemu-camera-check capture|bench-pattern ...") }
+guard let mode = args.first else { fail("usage: ipcemu-camera-check capture|unplug|disconnect|bench-pattern ...") }
 
 func size(_ index: Int, _ fallback: (Int, Int)) -> (Int, Int) {
     guard args.count > index else { return fallback }
@@ -149,6 +155,26 @@ case "unplug":
     print("CAMERA-CHECK: \(ok ? "ok" : "fail") unplug lost_ms=\(lostAfter) back_ms=\(backAfter) lives=\(lives)"
           + " increasing=\(increasing) reason=\"\(reason)\"")
     exit(ok ? 0 : 1)
+
+case "disconnect":
+    guard args.count >= 2 else { fail("usage: disconnect DEVICE [HOLD_SECONDS]") }
+    let path = args[1]
+    let hold = args.count > 2 ? Double(args[2]) ?? -1 : 0
+    guard hold >= 0 else { fail("usage: disconnect DEVICE [HOLD_SECONDS]: HOLD_SECONDS must be a number >= 0") }
+    // A second handle that keeps vivid from reconnecting until it is closed (see the usage above).
+    var held: Int32 = -1
+    if hold > 0 {
+        held = open(path, O_RDWR)
+        guard held >= 0 else { fail("disconnect \(path): cannot open it to hold it: \(String(cString: strerror(errno)))") }
+    }
+    let vividDisconnect: UInt32 = 0x00f0_f000 + 65  // VIVID_CID_DISCONNECT (a button: the value is ignored)
+    do { try V4L2Control.set(device: path, id: vividDisconnect, value: 0) } catch { fail("disconnect \(path): \(error)") }
+    if held >= 0 {
+        Thread.sleep(forTimeInterval: hold)
+        close(held)
+    }
+    print("CAMERA-CHECK: ok disconnect \(path) held=\(hold)s")
+    exit(0)
 
 case "bench-pattern":
     let (w, h) = size(1, (1280, 720))

@@ -135,9 +135,11 @@ bool cgw_webrtc_add_turn_server(CgwElement *webrtc, const char *uri);
 bool cgw_webrtc_add_local_address(CgwElement *webrtc, const char *address);
 /* Which transports the ICE agent gathers host candidates for (its ice-udp / ice-tcp properties). */
 bool cgw_webrtc_set_ice_protocols(CgwElement *webrtc, bool udp, bool tcp);
-/* The ICE agent's pacing timer Ta in ms (libnice's stun-pacing-timer, 20 ms by default): one
- * connectivity check goes out per tick, so connecting takes a few ticks. False: no libnice agent. */
-bool cgw_webrtc_set_ice_pacing(CgwElement *webrtc, unsigned milliseconds);
+/* Tunes webrtcbin's libnice agent before gathering: the pacing timer Ta in ms (stun-pacing-timer,
+ * 20 ms by default: one connectivity check goes out per tick, so connecting takes a few ticks), and
+ * UPnP IGD port mapping (libnice's upnp, on by default: a discovery thread per agent, and SSDP
+ * multicast on the LAN at every gathering). False: no libnice agent, or it lacks the properties. */
+bool cgw_webrtc_tune_ice_agent(CgwElement *webrtc, unsigned pacing_ms, bool upnp);
 /* Sets the RTCP minimum interval of every RTP session of the webrtcbin (so that a receive-only peer
  * still reports at least this often); returns the number of sessions changed. */
 int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms);
