@@ -48,9 +48,9 @@ run() {
   started=$(date +%s)
   local status=0
   # The sanitizer build has no `ipcemu` command (Package.swift, IPCEMU_SANITIZE): the camera
-  # tests that run it (`ipcemu snapshot`, `ipcemu cameras` in the vivid guest) are skipped here.
+  # tests that run it (`ipcemu snapshot`, and `ipcemu` in the vivid guests) are skipped here.
   swift test --skip-build --scratch-path "$scratch" --sanitize="$sanitizer" --no-parallel "${filter[@]}" \
-    --skip "CameraTests.SnapshotTests|CameraTests.VividIntegrationTests" \
+    --skip "CameraTests.SnapshotTests|CameraTests.Vivid" \
     2>&1 | tee "$scratch.test.log" || status=$?
   echo "   tests ran in $(( $(date +%s) - started )) s (status $status)"
   if grep -qE "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: AddressSanitizer|.*runtime error:)" "$scratch.test.log"; then

@@ -17,47 +17,20 @@ struct VividCallTests {
     @Test("ipcemu run reports the unplug, the call goes on, video resumes when the camera returns",
           .timeLimit(.minutes(10)))
     func unplugDuringCall() async throws {
-        let root = TestEnvironment.repositoryRoot
-        let runner = root.appendingPathComponent("scripts/vivid/run.sh").path
-        let flow = root.appendingPathComponent("scripts/vivid/unplug-call.sh").path
-        let check = TestEnvironment.product("ipcemu-camera-check")
-        let ipcemu = TestEnvironment.product("ipcemu")
-        try #require(FileManager.default.isExecutableFile(atPath: check), "ipcemu-camera-check not built at \(check)")
-        try #require(FileManager.default.isExecutableFile(atPath: ipcemu), "ipcemu not built at \(ipcemu)")
-        let qemu = ["/usr/bin/qemu-system-x86_64", "/usr/local/bin/qemu-system-x86_64"]
-        guard qemu.contains(where: FileManager.default.isExecutableFile(atPath:)) else {
-            Issue.record("""
-                VIVID TEST NOT RUN: qemu-system-x86_64 is missing. Install it with scripts/install-deps.sh \
-                (Debian package qemu-system-x86); this test boots a kernel with the vivid camera under qemu.
-                """)
-            return
-        }
-        let script = TestEnvironment.temporaryPath("vivid-call.sh")
-        // The guest reuses the host's GStreamer plugin registry (read-only share), as in
-        // VividIntegrationTests.
-        let environment = ProcessInfo.processInfo.environment
-        var exports = "export HOME='\(NSHomeDirectory())' GST_REGISTRY_UPDATE=no\n"
-        if let cache = environment["XDG_CACHE_HOME"] { exports += "export XDG_CACHE_HOME='\(cache)'\n" }
-        if let registry = environment["GST_REGISTRY"] { exports += "export GST_REGISTRY='\(registry)'\n" }
-        let guestScript = exports + "/bin/bash '\(flow)' '\(ipcemu)' '\(check)' 6\n"
-        #expect(FileManager.default.createFile(atPath: script, contents: Data(guestScript.utf8)))
-        defer { try? FileManager.default.removeItem(atPath: script) }
-
-        let started = Date()
-        let run = try await TestEnvironment.run("/bin/bash", [runner, script, "480"])
-        let seconds = Date().timeIntervalSince(started)
-        let lines = run.output.split(whereSeparator: \.isNewline).map { line in
-            String(line.hasSuffix("\r") ? line.dropLast() : line)
-        }
+        let (check, ipcemu) = try VividGuest.products()
+        let flow = TestEnvironment.repositoryRoot.appendingPathComponent("scripts/vivid/unplug-call.sh").path
+        guard let run = try await VividGuest.run("/bin/bash '\(flow)' '\(ipcemu)' '\(check)' 6\n",
+                                                 name: "vivid-call.sh", timeoutSeconds: 480) else { return }
+        let lines = run.lines
         func section(_ prefix: String) -> [String] {
             lines.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
         }
         let progress = section("UNPLUG-CALL: ")
         let device = section("DEVICE| ")
         let app = section("APP| ")
-        let guest = lines.filter { $0.hasPrefix("IPCEMU-VIVID:") }
+        let guest = run.guest
         let tail = String(run.output.suffix(6000))
-        print("vivid call test: \(String(format: "%.1f", seconds)) s; \(progress.joined(separator: " | "))")
+        print("vivid call test: \(String(format: "%.1f", run.seconds)) s; \(progress.joined(separator: " | "))")
 
         // The flow ran to its end: every step happened, both processes exited 0.
         #expect(run.status == 0, "qemu run failed (status \(run.status)): \(tail)")
