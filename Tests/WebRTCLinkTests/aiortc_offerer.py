@@ -3,7 +3,10 @@
 WebRTCAnswerer), decodes what arrives and reports on stdout, one JSON object per line.
 
 stdout: {"offer": sdp}, then {"video": n, "width": w, "height": h} as frames decode, and
-        {"done": true, ...} at the end (or {"error": text}).
+        {"done": true, ...} at the end (or {"error": text}). Every decoded frame's stamp
+        (PROTOCOL.md 6) is read: "stamps" read, "stampErrors" (no sync pattern), "gaps" (frames
+        the counter says were skipped between two decoded frames), "firstFrameMs" (the answer ->
+        the first decoded frame) and "firstLatencyMs" (its capture -> decode).
 stdin:  {"answer": sdp}, then {"candidate": "a=candidate:..." or "", "sdpMLineIndex": i}.
 
 Two adjustments for a test on one host (DESIGN.md):
@@ -15,6 +18,7 @@ Two adjustments for a test on one host (DESIGN.md):
 import asyncio
 import json
 import sys
+import time
 
 import aioice.ice
 from aiortc import RTCPeerConnection, RTCSessionDescription
@@ -38,6 +42,27 @@ def _context_with_rsa_suite(self, srtp_profiles):
 RTCCertificate._create_ssl_context = _context_with_rsa_suite
 
 
+def read_stamp(frame):
+    """PROTOCOL.md 6: (capture unix ms, counter) from row 8 of the luma plane, or None."""
+    plane = frame.planes[0]
+    data, stride, width = bytes(plane), plane.line_size, frame.width
+    if frame.height < 16 or width < 64:
+        return None
+    bits = []
+    for i in range(64):
+        column = int((i + 0.5) * width / 64)
+        bits.append(1 if data[8 * stride + column] > 128 else 0)
+    if bits[0:4] != [1, 0, 1, 0]:
+        return None
+    value = 0
+    for bit in bits[4:52]:
+        value = value * 2 + bit
+    counter = 0
+    for bit in bits[52:64]:
+        counter = counter * 2 + bit
+    return value, counter
+
+
 def say(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -57,8 +82,10 @@ async def main(wanted_frames, timeout):
     pc = RTCPeerConnection()
     pc.addTransceiver("video", direction="recvonly")
     pc.addTransceiver("audio", direction="recvonly")
-    counts = {"video": 0, "audio": 0, "width": 0, "height": 0}
+    counts = {"video": 0, "audio": 0, "width": 0, "height": 0, "stamps": 0, "stampErrors": 0, "gaps": 0}
     done = asyncio.Event()
+    answered = {"at": None}
+    last_counter = {"value": None}
 
     async def consume(track):
         while True:
@@ -68,7 +95,24 @@ async def main(wanted_frames, timeout):
                 return
             counts[track.kind] += 1
             if track.kind == "video":
+                now_ms = time.time() * 1000
                 counts["width"], counts["height"] = frame.width, frame.height
+                stamp = read_stamp(frame)
+                if stamp is None:
+                    counts["stampErrors"] += 1
+                else:
+                    captured_ms, counter = stamp
+                    counts["stamps"] += 1
+                    if counts["stamps"] == 1:
+                        counts["firstLatencyMs"] = round(now_ms - captured_ms, 1)
+                    if last_counter["value"] is not None:
+                        skipped = (counter - last_counter["value"] - 1) % 4096
+                        if skipped:
+                            counts["gaps"] += skipped
+                            counts.setdefault("gapsAt", []).append([counts["stamps"], skipped])
+                    last_counter["value"] = counter
+                if counts["video"] == 1 and answered["at"] is not None:
+                    counts["firstFrameMs"] = round((time.monotonic() - answered["at"]) * 1000, 1)
                 if counts["video"] % 10 == 0:
                     say({"video": counts["video"], "width": frame.width, "height": frame.height})
                 if counts["video"] >= wanted_frames:
@@ -90,6 +134,7 @@ async def main(wanted_frames, timeout):
             if message is None:
                 return
             if "answer" in message:
+                answered["at"] = time.monotonic()
                 await pc.setRemoteDescription(RTCSessionDescription(sdp=message["answer"], type="answer"))
             elif "candidate" in message:
                 line = message["candidate"].strip()
