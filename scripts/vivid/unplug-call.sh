@@ -31,9 +31,8 @@ work=/mnt/unplug-call
 mkdir -p "$work"
 export TMPDIR=/mnt  # the private broker's folder; the host share is read-only
 export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # the guest's init gives /bin only
-ip link set lo up || say "fail cannot bring lo up"  # the guest starts with lo down
-
 say() { echo "UNPLUG-CALL: $*"; }
+ip link set lo up || say "fail cannot bring lo up"  # the guest starts with lo down
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 
