@@ -144,12 +144,13 @@ struct FloodRunTests {
         #expect(rssEnd - rssStart < 64 * 1024, "RSS \(rssStart) -> \(rssHalf) -> \(rssEnd) KiB")
         // Rate-limited log: at most 20 refusal lines a second, plus the "held back" summaries.
         #expect(Double(logLines) <= 25 * (floodSeconds + 2), "\(logLines) log lines")
-        // The device rings at its usual latency (well under a second), during and after. The app's
-        // latency during the flood is only reported: the device answers each refused event with a
-        // `stop` on its out topic (PROTOCOL.md 3.4), so an app watching that topic reads thousands
-        // of other users' stops a second before the ring (see docs/robustness.md).
+        // The device rings at its usual latency (well under a second), during and after; and the
+        // app sees it in time although it reads the device's out topic, where 70% of the flood's
+        // messages are answered with a `stop` to their sender (PROTOCOL.md 3.4): ~1,400 other
+        // users' stops a second (measured: 55-121 ms before, 89-145 ms during, 55-57 ms after).
         #expect(during.device < 0.5, "device rang \(during.device) s after the call during the flood (before: \(before.device) s)")
         #expect(after.device < 0.5, "device rang \(after.device) s after the call after the flood (before: \(before.device) s)")
+        #expect(during.app.map { $0 < .seconds(2) } == true, "app saw the ring during the flood after \(String(describing: during.app))")
         #expect(after.app.map { $0 < .seconds(2) } == true, "app saw the ring after the flood after \(String(describing: after.app))")
 
         _ = await mallory.disconnectAndWait(timeout: .seconds(1))
