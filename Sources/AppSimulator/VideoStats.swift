@@ -16,6 +16,8 @@ public struct VideoStats: Sendable, Equatable {
     /// Capture-to-decode latency of every stamped frame, milliseconds.
     public var latenciesMs: [Double] = []
     public var firstFrameAt: Date?
+    /// When the first decoded frame was captured (its stamp; nil if that frame's stamp did not read).
+    public var firstFrameCapturedAt: Date?
     public var lastFrameAt: Date?
     /// Each time the decoded size changed after the first frame (a `resolution` switch, PROTOCOL.md
     /// 4): the new size, when its first frame was decoded, and whether that frame's stamp read.
@@ -81,6 +83,7 @@ public struct VideoStats: Sendable, Equatable {
             let arrivalMs = arrivalUnixNanos / 1_000_000
             let captured = stamp.unixMs(near: arrivalMs)
             if stamps.count < 1000 { stamps.append(Stamp(counter: stamp.counter, captureUnixMs: captured)) }
+            if framesDecoded == 1 { firstFrameCapturedAt = Date(timeIntervalSince1970: Double(captured) / 1000) }
             latenciesMs.append(Double(arrivalMs - captured) + Double(arrivalUnixNanos % 1_000_000) / 1e6)
             if let last = lastCounter {
                 framesDropped += LatencyStamp.framesMissing(between: last, and: stamp.counter)

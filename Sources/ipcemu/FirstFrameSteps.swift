@@ -23,7 +23,7 @@ struct FirstFrameSteps {
             guard let a, let b else { return nil }
             return b.timeIntervalSince(a) * 1000
         }
-        let captured = stats.stamps.first.map { Date(timeIntervalSince1970: Double($0.captureUnixMs) / 1000) }
+        let captured = stats.firstFrameCapturedAt
         let steps: [(Step, Double?)] = [
             (.answerToLinkOpened, ms(answered, timeline.opened)),
             (.linkOpenedToOffer, ms(timeline.opened, timeline.offerMade)),

@@ -46,6 +46,15 @@ extension EndToEnd {
                 #expect(stats.stampErrors == 0, "\(stats.summary)")
                 #expect(stats.stampsRead == stats.framesDecoded)
                 #expect(stats.answerToFirstFrameMs != nil)
+                // The first frame's capture (its stamp) came before its decode, and the link's
+                // steps as the app saw them are in order: offer, the device's answer, connected.
+                let captured = try #require(stats.firstFrameCapturedAt)
+                let decoded = try #require(stats.firstFrameAt)
+                #expect(captured <= decoded.addingTimeInterval(0.001), "captured \(captured), decoded \(decoded)")
+                let steps = try #require(await alice.videoLinkTimeline(sessionId: sid))
+                let opened = try #require(steps.opened), offered = try #require(steps.offerMade)
+                let answered = try #require(steps.answerReceived), connected = try #require(steps.connected)
+                #expect(opened <= offered && offered <= answered && answered <= connected, "\(steps)")
                 // Capture-to-decode on one clock: positive, and far below a second on loopback.
                 let p50 = try #require(stats.latencyPercentile(50))
                 #expect(p50 > 0 && p50 < 1000, "\(stats.summary)")
