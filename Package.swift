@@ -254,10 +254,13 @@ let package = Package(
 // `swift build` or `swift test` never sees them.
 if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
     // SwiftPM builds every build-tool plugin of the graph before any product, and would build the
-    // OpenAPI generator with -sanitize=fuzzer (which cannot link). Only the control-body target needs
-    // the generated code: scripts/fuzz.sh sets IPCEMU_FUZZ_CONTROL=1 for it alone.
-    if ProcessInfo.processInfo.environment["IPCEMU_FUZZ_CONTROL"] != "1" {
-        for target in package.targets where target.name == "ControlAPISpec" { target.plugins = [] }
+    // OpenAPI generator with -sanitize=fuzzer (which cannot link): the plugin is never used here.
+    // Only the control-body target needs the generated code: for it (IPCEMU_FUZZ_CONTROL=1)
+    // scripts/fuzz.sh runs the generator's CLI from a normal build first and puts its output, with
+    // openapi.yaml and OpenAPISpec.swift, in Fuzz/.generated/ControlAPISpec (not in git).
+    for target in package.targets where target.name == "ControlAPISpec" {
+        target.plugins = []
+        if ProcessInfo.processInfo.environment["IPCEMU_FUZZ_CONTROL"] == "1" { target.path = "Fuzz/.generated/ControlAPISpec" }
     }
     package.targets += [
         .target(name: "CFuzzer", path: "Fuzz/Sources/CFuzzer"),

@@ -29,6 +29,18 @@ product() {
   esac
 }
 
+# The control API's generated code for the control target (Package.swift, IPCEMU_FUZZ_CONTROL):
+# swift-openapi-generator's CLI, built normally (its build plugin cannot be built with the fuzzer's
+# flags), run on Sources/ControlAPISpec into Fuzz/.generated/ControlAPISpec with the module's own files.
+generate_control_spec() {
+  local spec=Sources/ControlAPISpec out=Fuzz/.generated/ControlAPISpec
+  swift build --product swift-openapi-generator >&2
+  rm -rf "$out" && mkdir -p "$out"
+  cp "$spec/OpenAPISpec.swift" "$spec/openapi.yaml" "$out/"
+  "$(swift build --show-bin-path)/swift-openapi-generator" generate "$spec/openapi.yaml" \
+    --config "$spec/openapi-generator-config.yaml" --output-directory "$out" >&2
+}
+
 build() {
   local p
   p=$(product "$1")
@@ -36,7 +48,10 @@ build() {
   if [[ -n "${FUZZ_NO_BUILD:-}" && -x "$SCRATCH/debug/$p" ]]; then echo "$SCRATCH/debug/$p"; return; fi
   # shellcheck disable=SC2086
   local control=0
-  [[ "$1" == control ]] && control=1
+  if [[ "$1" == control ]]; then
+    control=1
+    generate_control_spec
+  fi
   IPCEMU_FUZZ=1 IPCEMU_FUZZ_CONTROL=$control swift build --scratch-path "$SCRATCH" --product "$p" $JOBS_FLAG \
     -Xswiftc "-sanitize=$SANITIZE" -Xswiftc -use-ld=lld >&2
   echo "$SCRATCH/debug/$p"
