@@ -35,10 +35,12 @@ product() {
 generate_control_spec() {
   local spec=Sources/ControlAPISpec out=Fuzz/.generated/ControlAPISpec
   swift build --product swift-openapi-generator >&2
-  rm -rf "$out" && mkdir -p "$out"
-  cp "$spec/OpenAPISpec.swift" "$spec/openapi.yaml" "$out/"
+  rm -rf "$out.new" && mkdir -p "$out.new"
+  cp "$spec/OpenAPISpec.swift" "$spec/openapi.yaml" "$out.new/"
   "$(swift build --show-bin-path)/swift-openapi-generator" generate "$spec/openapi.yaml" \
-    --config "$spec/openapi-generator-config.yaml" --output-directory "$out" >&2
+    --config "$spec/openapi-generator-config.yaml" --output-directory "$out.new" >&2
+  # Replaced only when it changed: new files (new mtimes) would rebuild the control stack each run.
+  if diff -rq "$out.new" "$out" >/dev/null 2>&1; then rm -rf "$out.new"; else rm -rf "$out" && mv "$out.new" "$out"; fi
 }
 
 build() {

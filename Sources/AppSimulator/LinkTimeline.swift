@@ -21,8 +21,9 @@ final class LockedTimeline: @unchecked Sendable {
     private var timeline = LinkTimeline()
 
     /// Records a step once: a later call for the same step (a renegotiation) keeps the first time.
-    func record(_ step: WritableKeyPath<LinkTimeline, Date?>, at date: Date = Date()) {
-        lock.withLock { if timeline[keyPath: step] == nil { timeline[keyPath: step] = date } }
+    func record(_ step: WritableKeyPath<LinkTimeline, Date?>) {
+        let now = Date()
+        lock.withLock { if timeline[keyPath: step] == nil { timeline[keyPath: step] = now } }
     }
 
     var snapshot: LinkTimeline { lock.withLock { timeline } }
