@@ -16,6 +16,18 @@ public struct CallTimer: Sendable, Hashable, CustomStringConvertible {
         case heartbeatWatchdog
         /// App only: time to send the next heartbeat.
         case heartbeatSend
+        /// PROTOCOL.md 8.2: no `accept` within `doorbell.ringTimeout` (doorbell kinds; the session is
+        /// the call id).
+        case ringTimeout
+        /// PROTOCOL.md 8.5: the message window after a ring timeout closes.
+        case messageWindow
+        /// PROTOCOL.md 8.4: `power.sleepAfter` seconds without activity: the device falls asleep
+        /// (the session is the devId).
+        case sleepAfter
+        /// PROTOCOL.md 8.4: `power.wakeLatency` has passed since a wake: the device is awake.
+        case wakeLatency
+        /// PROTOCOL.md 8.4: a minute of video sent: the battery drains (kind `doorbell`).
+        case batteryDrain
     }
 
     public var kind: Kind
