@@ -41,7 +41,9 @@ extension AppCallEngine {
             return effects
 
         case (.callDeadline, _), (.autoAnswer, _), (.autoReject, _), (.heartbeatSend, _), (.heartbeatWatchdog, _),
-             (.connectTimeout, _), (.mediaLost, _):
+             (.connectTimeout, _), (.mediaLost, _),
+             // The doorbell and power timers of PROTOCOL.md 8 are never armed by this role.
+             (.ringTimeout, _), (.messageWindow, _), (.sleepAfter, _), (.wakeLatency, _), (.batteryDrain, _):
             return []
         }
     }

@@ -48,7 +48,9 @@ extension DeviceCallEngine {
             return stopAnswered(call, reason: .heartbeatTimeout, now: now)
 
         case (.callDeadline, _), (.autoAnswer, _), (.autoReject, _), (.connectTimeout, _), (.mediaLost, _),
-             (.heartbeatWatchdog, _), (.heartbeatSend, _):
+             (.heartbeatWatchdog, _), (.heartbeatSend, _),
+             // The doorbell and power timers of PROTOCOL.md 8 are never armed by this role.
+             (.ringTimeout, _), (.messageWindow, _), (.sleepAfter, _), (.wakeLatency, _), (.batteryDrain, _):
             // Armed for a phase the session has left (cancelled with it); nothing to do.
             return []
         }
