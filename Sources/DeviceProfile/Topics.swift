@@ -21,6 +21,8 @@ public struct TopicTemplates: Sendable, Equatable {
     public static let defaultOut = "smart/device/out/{devId}"
     public static let defaultMeta = "smart/device/meta/{devId}"
     public static let placeholder = "{devId}"
+    /// PROTOCOL.md 8.4: the wake topic is `m/w/{devId}` (what go2rtc publishes to); not configurable.
+    public static let wakePrefix = "m/w/"
 
     public func resolved(devId: String) -> ResolvedTopics {
         let meta = meta.replacingOccurrences(of: Self.placeholder, with: devId)
@@ -28,7 +30,8 @@ public struct TopicTemplates: Sendable, Equatable {
             in: self.in.replacingOccurrences(of: Self.placeholder, with: devId),
             out: out.replacingOccurrences(of: Self.placeholder, with: devId),
             meta: meta,
-            online: meta + "/online"
+            online: meta + "/online",
+            wake: Self.wakePrefix + devId
         )
     }
 
@@ -78,11 +81,16 @@ public struct ResolvedTopics: Sendable, Equatable, Hashable {
     public var meta: String
     /// Retained online flag and last will: `meta + "/online"` (PROTOCOL.md 1).
     public var online: String
+    /// PROTOCOL.md 8.4: a publish here (the CRC32 of the localKey) wakes a sleeping device.
+    public var wake: String
 
-    public init(in inTopic: String, out: String, meta: String, online: String) {
+    public init(in inTopic: String, out: String, meta: String, online: String, wake: String? = nil) {
         self.in = inTopic
         self.out = out
         self.meta = meta
         self.online = online
+        // The wake topic is not a template (PROTOCOL.md 8.4 fixes it); derived from the in topic's
+        // last level when not given.
+        self.wake = wake ?? (TopicTemplates.wakePrefix + (inTopic.split(separator: "/").last.map(String.init) ?? inTopic))
     }
 }
