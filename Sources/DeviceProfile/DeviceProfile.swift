@@ -20,6 +20,16 @@ public struct DeviceProfile: Sendable, Equatable {
     public var display: Display = .none
     /// The device's own voice and where the app's audio goes (`audio`). Default: tone, counted only.
     public var audio: Sound = Sound()
+    /// How a press rings (PROTOCOL.md 8; Doorbell.swift). Default: a screen IPC (§3 calls).
+    public var doorbell: Doorbell = Doorbell()
+    /// Sleep, wake and battery (PROTOCOL.md 8.4; Power.swift). Default: always awake, on an adapter.
+    public var power: Power = Power()
+    /// The data points the device has (PROTOCOL.md 8.3; DataPointsProfile.swift). Default: none.
+    public var dataPoints: DataPoints = DataPoints()
+    /// Pushes of a press (PROTOCOL.md 8.8; Push.swift). Default: none.
+    public var push: Push = Push()
+    /// The Tuya cloud licence (PROTOCOL.md 9; CloudProfile.swift). Default: none (never joins).
+    public var cloud: Cloud?
     /// The file this profile was loaded from (absent when parsed from a string without a name).
     public var sourcePath: String?
     /// Fields the loader read but ignored because they do not apply (an `answerDelay` with
@@ -477,6 +487,9 @@ extension DeviceProfile {
         parts.append("camera \(camera)")
         parts.append("answerPolicy \(behaviour.answerPolicy)")
         parts.append("security \(security.rawValue)")
+        if doorbell.kind != .screenIPC { parts.append("doorbell \(doorbell.kind.rawValue)") }
+        if power.lowPower { parts.append("low power (sleeps after \(formatSeconds(power.sleepAfter)))") }
+        if cloud != nil { parts.append("cloud") }
         return parts.joined(separator: ", ")
     }
 }

@@ -6,6 +6,7 @@ extension DeviceProfile {
     /// The top-level sections of a profile, in the order the documentation lists them.
     public static let sectionNames = [
         "identity", "capabilities", "behaviour", "timers", "camera", "display", "audio", "security", "topics", "broker",
+        "doorbell", "power", "dps", "push", "cloud",
     ]
 
     /// Reads and validates a profile file. Relative paths inside it (clip, TLS files) are relative
@@ -127,13 +128,25 @@ struct ProfileParser {
         let broker = clean { self.broker(top) }
         let display = clean { self.display(top, capabilities: capabilities) }
         let sound = clean { self.sound(top, capabilities: capabilities) }
+        // PROTOCOL.md 8 and 9 (Doorbell.swift, Power.swift, DataPointsProfile.swift, Push.swift, CloudProfile.swift).
+        let doorbell = clean { self.doorbell(top, capabilities: capabilities) }
+        let power = clean { self.power(top, kind: doorbell?.kind) }
+        let dataPoints = clean { self.dataPoints(top, kind: doorbell?.kind, power: power) }
+        let push = clean { self.push(top) }
+        let cloud = clean { self.cloud(top) }
         guard let identity, let capabilities, let behaviour, let timers, let camera, let security,
-              let topics, let broker, let display, let sound
+              let topics, let broker, let display, let sound, let doorbell, let power, let dataPoints, let push,
+              let cloud
         else { return nil }
         var profile = Profile(identity: identity, capabilities: capabilities, behaviour: behaviour, timers: timers,
                               camera: camera, security: security, topics: topics, broker: broker)
         profile.display = display
         profile.audio = sound
+        profile.doorbell = doorbell
+        profile.power = power
+        profile.dataPoints = dataPoints
+        profile.push = push
+        profile.cloud = cloud
         return profile
     }
 
