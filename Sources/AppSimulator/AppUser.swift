@@ -377,6 +377,8 @@ public actor AppUser {
             receiveSignal(s)
         case .abilityQuery:
             break
+        case .videoDoorbell, .doorbellPress, .dpReport, .dpSet, .dpQuery, .streamControl:
+            break  // PROTOCOL.md 8: doorbell messages are not simulated here yet
         }
     }
 
@@ -435,6 +437,8 @@ public actor AppUser {
                 emit(.refused(why: line))
             case .actionRefused:
                 break
+            case .sendDoorbell, .announcePress, .ringTimedOut, .leaveMessage, .refusedDoorbell:
+                break  // PROTOCOL.md 8: the §3 app engine makes none of these
             }
         }
     }

@@ -8,6 +8,9 @@ public protocol HostedCallEngine: Sendable {
 
 extension DeviceCallEngine: HostedCallEngine {}
 extension AppCallEngine: HostedCallEngine {}
+extension DoorbellCallEngine: HostedCallEngine {}
+extension AppDoorbellEngine: HostedCallEngine {}
+extension DeviceSideEngine: HostedCallEngine {}
 
 /// The glue every host of a call engine shares, written once (issue 9, DESIGN.md "Scale"): the
 /// engine, the clock it is fed from, and its armed timers on a shared `TimerScheduler` (one heap

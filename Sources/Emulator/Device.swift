@@ -338,6 +338,9 @@ public actor Device {
             receiveSignal(signal)
         case .abilityAnswer:
             refuse("dropped a 309 ability answer: a device does not take answers", kind: .malformed)
+        case .videoDoorbell, .doorbellPress, .dpReport, .dpSet, .dpQuery, .streamControl:
+            // PROTOCOL.md 8: not wired into the device yet (the doorbell glue replaces this).
+            refuse("dropped a protocol \(inbound.protocolNumber.rawValue) message: not handled yet", kind: .malformed)
         }
     }
 
@@ -398,6 +401,11 @@ public actor Device {
                 refuse("refused \(message.event.rawValue) session=\(message.sessionId) from=\(message.curId): \(why)", kind: .call)
             case .actionRefused(let action, let error):
                 log.log(.warning, "operator action refused", device: devId, fields: [("action", "\(action)"), ("why", "\(error)")])
+            case .refusedDoorbell(let message, let why):
+                refuse("refused video_doorbell \(message.event.rawValue) call=\(message.eData) from=\(message.uid ?? ""): \(why)", kind: .call)
+            case .sendDoorbell, .announcePress, .ringTimedOut, .leaveMessage:
+                // PROTOCOL.md 8: the doorbell glue carries these out (not wired yet).
+                break
             }
         }
     }

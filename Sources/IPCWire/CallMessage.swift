@@ -248,4 +248,6 @@ public enum StopReason: String, Sendable, CaseIterable, Hashable {
     case disconnected
     case shutdown
     case rejected
+    /// PROTOCOL.md 8.2: a second `accept` of a doorbell call another user has already accepted.
+    case answeredByOther = "answered_by_other"
 }

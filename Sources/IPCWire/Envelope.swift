@@ -1,11 +1,21 @@
 /// The protocol numbers of PROTOCOL.md 2.
 public enum ProtocolNumber: Int64, Sendable, CaseIterable {
+    /// Data point report, device -> app (PROTOCOL.md 8.3).
+    case dpReport = 4
+    /// Data point command, app -> device (PROTOCOL.md 8.3).
+    case dpSet = 5
+    /// Data point query, app -> device (PROTOCOL.md 8.3).
+    case dpQuery = 31
+    /// Doorbell press, device -> app (PROTOCOL.md 8.1).
+    case doorbellPress = 43
     /// WebRTC signalling (PROTOCOL.md 4).
     case webrtcSignalling = 302
     /// Call signalling (PROTOCOL.md 3).
     case callSignalling = 308
     /// Capability probe **[ours]** (PROTOCOL.md 5).
     case capabilityProbe = 309
+    /// Speaker and clarity (PROTOCOL.md 8.6).
+    case streamControl = 312
 }
 
 /// One message on the in/out topics (PROTOCOL.md 2):

@@ -37,6 +37,9 @@ public struct AppCallEngine: Sendable {
             return mediaLinkDown(sessionId: sessionId, now: now)
         case .shutdown:
             return shutdown(now: now)
+        case .receivedDoorbell, .doorbellPressed:
+            // Doorbell calls (PROTOCOL.md 8) are `AppDoorbellEngine`'s; the §3 engine ignores them.
+            return []
         }
     }
 

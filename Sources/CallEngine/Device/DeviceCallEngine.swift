@@ -42,6 +42,11 @@ public struct DeviceCallEngine: Sendable {
             return mediaLinkDown(sessionId: sessionId, now: now)
         case .shutdown:
             return shutdown(now: now)
+        case .receivedDoorbell(let message):
+            return receiveVideoDoorbell(message, now: now)
+        case .doorbellPressed:
+            // A 43 is the device's own announcement (PROTOCOL.md 8.1); a device never takes one.
+            return []
         }
     }
 

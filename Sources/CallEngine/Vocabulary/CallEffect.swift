@@ -26,6 +26,23 @@ public enum CallEffect: Sendable, Equatable {
     case refused(CallMessage, Refusal)
     /// A local action made no sense (only from `handle(.local(...))`; `perform` throws instead).
     case actionRefused(LocalAction, CallActionError)
+    /// Publish this 308 `video_doorbell` message (PROTOCOL.md 8.2): device -> out topic, or app ->
+    /// the device's in topic.
+    case sendDoorbell(VideoDoorbellMessage)
+    /// Device, doorbell kinds: a press started call `callId` (PROTOCOL.md 8.1). The glue publishes
+    /// the 43 (`edata` = `callId`), the DPs 136/154/185 with the press snapshot (8.1, 8.5) and
+    /// the pushes (8.8).
+    case announcePress(callId: String)
+    /// Device, doorbell kinds: the ring of `callId` ended with the device's `timeout` (no accept
+    /// within `doorbell.ringTimeout`, or every household user declined; PROTOCOL.md 8.2). The glue
+    /// reports DP 212 `ipc_doorbell` with the press snapshot (8.5). Comes before the `callEnded`.
+    case ringTimedOut(callId: String)
+    /// Device, doorbell kinds: a press inside the message window after the missed call `callId`
+    /// (PROTOCOL.md 8.1, 8.5): the glue records the message (MP4) and reports DP 212 `ipc_leave_msg`.
+    case leaveMessage(callId: String)
+    /// A `video_doorbell` message was refused or ignored (PROTOCOL.md 8.2): for the log and the
+    /// refusal count. Any reply is a separate `.sendDoorbell` effect.
+    case refusedDoorbell(VideoDoorbellMessage, Refusal)
 }
 
 /// Why a received message was refused or ignored.
@@ -52,6 +69,17 @@ public enum Refusal: Sendable, Equatable, CustomStringConvertible {
     case anonymous
     /// The engine has shut down.
     case shutDown
+    /// PROTOCOL.md 8.2: a `video_doorbell` message from a user outside the household: nothing.
+    case notInHousehold(userId: String)
+    /// PROTOCOL.md 8.2: a `video_doorbell` message whose `eData` is not the current call: nothing.
+    case notCurrentCall(eData: String)
+    /// A `video_doorbell` event that makes no sense in the current phase, or from this sender (a
+    /// heartbeat from a user who did not accept, an event only a device sends): nothing changes.
+    case unexpectedDoorbell(event: DoorbellEvent, phase: CallPhase)
+    /// PROTOCOL.md 8.2: a message of the other call kind (a `video_doorbell` message for a
+    /// `screen_ipc` device, or a §3 `rtc` event for a doorbell): answered with `stop`
+    /// `invalid_params` where there is someone to answer.
+    case wrongCallKind(String)
 
     public var description: String {
         switch self {
@@ -64,6 +92,10 @@ public enum Refusal: Sendable, Equatable, CustomStringConvertible {
         case .unexpected(let event, let phase): "'\(event.rawValue)' makes no sense while \(phase.rawValue)"
         case .anonymous: "no curId or sessionId: no one to answer"
         case .shutDown: "shut down"
+        case .notInHousehold(let user): "user '\(user)' is not in the household"
+        case .notCurrentCall(let eData): "'\(eData)' is not the current doorbell call"
+        case .unexpectedDoorbell(let event, let phase): "doorbell '\(event.rawValue)' makes no sense while \(phase.rawValue)"
+        case .wrongCallKind(let why): "wrong call kind: \(why)"
         }
     }
 }

@@ -17,6 +17,12 @@ public enum CallInput: Sendable, Equatable {
     case mediaLinkDown(sessionId: String)
     /// The process is stopping (SIGTERM, PROTOCOL.md 3.3).
     case shutdown
+    /// A decoded 308 `video_doorbell` message arrived (PROTOCOL.md 8.2). The doorbell engines take
+    /// it; the §3 device engine answers it with `stop` `invalid_params`; the §3 app engine ignores it.
+    case receivedDoorbell(VideoDoorbellMessage)
+    /// App role: a 43 press arrived from a device (PROTOCOL.md 8.1); `AppDoorbellEngine` rings.
+    /// The device engines and the §3 app engine ignore it.
+    case doorbellPressed(DoorbellPressMessage)
 }
 
 /// What a local user may do. Some actions belong to one role only; the other role refuses them

@@ -25,6 +25,7 @@ extension SDKError {
         case .undefinedSession?: .undefinedSession
         case .heartbeatTimeout?, .disconnected?: .disconnect
         case .connectFailed?: .connectFailed
+        case .answeredByOther?: .answeredByOthers
         case .expired?, .timeout?: .timeout
         case .busy?, .shutdown?, .rejected?, nil: .remoteStop
         }

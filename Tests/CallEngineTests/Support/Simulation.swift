@@ -111,7 +111,8 @@ final class Simulation {
                 records[node, default: []].append(record)
             case .actionRefused(_, let error):
                 actionErrors.append(error)
-            case .startRinging, .stopRinging, .peerRinging, .closeMediaLink, .refused:
+            case .startRinging, .stopRinging, .peerRinging, .closeMediaLink, .refused,
+                 .sendDoorbell, .announcePress, .ringTimedOut, .leaveMessage, .refusedDoorbell:
                 break
             }
         }

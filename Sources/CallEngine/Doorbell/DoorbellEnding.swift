@@ -1,0 +1,60 @@
+import IPCWire
+
+extension DoorbellCallEngine {
+    /// Ends the current call: closes the media link (if connected), cancels the call's timers, and
+    /// reports the record last. The caller has already added the messages the ending sends.
+    mutating func end(_ ending: Ending, now: Int64, then next: DoorbellState = .idle) -> [CallEffect] {
+        var effects: [CallEffect] = []
+        let record: CallRecord
+        switch state {
+        case .idle, .messageWindow, .shutDown:
+            effects += timers.cancelAll()
+            state = next
+            return effects
+        case .ringing(let ring):
+            record = self.record(callId: ring.callId, startedAt: ring.startedAt, answeredBy: nil, answeredAt: nil,
+                                 ending, now: now)
+        case .connected(let call):
+            effects.append(.closeMediaLink(sessionId: call.callId))
+            record = self.record(callId: call.callId, startedAt: call.startedAt, answeredBy: call.uid,
+                                 answeredAt: call.answeredAt, ending, now: now)
+        }
+        effects += timers.cancelAll()
+        effects.append(.callEnded(record))
+        state = next
+        return effects
+    }
+
+    /// PROTOCOL.md 8.2: the ring ends without an accept (the ring timeout, or every household user
+    /// declined): device -> out topic `timeout` (no `uid`: it concerns everyone), `.ringTimedOut`
+    /// for the glue's DP 212 `ipc_doorbell` (8.5), the record; then, if messages are on, 8.5's
+    /// window opens: "a press within doorbell.messageWindow (default 15 s, counted from the
+    /// timeout) records a message".
+    mutating func ringEndsUnanswered(_ ring: DoorbellRing, _ ending: Ending, now: Int64) -> [CallEffect] {
+        var effects: [CallEffect] = [outgoing(.timeout, callId: ring.callId), .ringTimedOut(callId: ring.callId)]
+        effects += end(ending, now: now)
+        if config.messagesEnabled {
+            let closesAt = now.addingSaturating(max(0, config.messageWindowMs))
+            state = .messageWindow(DoorbellMessageWindow(callId: ring.callId, closesAt: closesAt))
+            effects.append(timers.arm(CallTimer(.messageWindow, sessionId: ring.callId), at: closesAt))
+        }
+        return effects
+    }
+
+    /// The connected call ends with `stop` `reason` to the accepting user (8.2, §3.3).
+    mutating func stopConnected(_ call: DoorbellConnectedCall, reason: StopReason?, now: Int64) -> [CallEffect] {
+        var effects: [CallEffect] = [outgoing(.stop, callId: call.callId, uid: call.uid, reason: reason)]
+        effects += end(Ending(reason == nil ? .hungUp : .stopped, by: .local, reason: reason), now: now)
+        return effects
+    }
+
+    /// The record of call `callId` ending with `ending` at `now`: an outgoing call of type 3 to the
+    /// household (see `DoorbellCallEngine`).
+    func record(callId: String, startedAt: Int64, answeredBy: String?, answeredAt: Int64?, _ ending: Ending,
+                now: Int64) -> CallRecord {
+        CallRecord(sessionId: callId, role: .device, direction: .outgoing, localId: devId, peers: config.members,
+                   answeredBy: answeredBy, callType: .oneToMoreSpecial, startedAt: startedAt, answeredAt: answeredAt,
+                   endedAt: now, outcome: ending.outcome, endedBy: ending.endedBy, reason: ending.reason,
+                   remoteReason: ending.remoteReason, sdkError: nil)
+    }
+}
