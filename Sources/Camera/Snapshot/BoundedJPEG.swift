@@ -63,7 +63,13 @@ extension Snapshot {
         if frame.format == .h264 || frame.format == .h265, !frame.isKeyFrame {
             throw .encoder("a snapshot of an \(frame.format == .h264 ? "H.264" : "H.265") stream needs a key frame")
         }
-        let caps = FrameCaps.caps(format: frame.format, width: frame.width, height: frame.height)
+        // An encoded frame's size comes from its own parameter sets (a camera or clip passed
+        // through may not be the size its profile says), so the caps leave it out.
+        let caps = switch frame.format {
+        case .h264: "video/x-h264,stream-format=byte-stream,alignment=au"
+        case .h265: "video/x-h265,stream-format=byte-stream,alignment=au"
+        default: FrameCaps.caps(format: frame.format, width: frame.width, height: frame.height)
+        }
         let pipeline = try GStreamerPipeline(
             "appsrc name=src format=time caps=\"\(caps)\" ! \(FrameCaps.decoder(for: frame.format))"
                 + "videoconvert ! video/x-raw,format=I420 ! appsink name=sink sync=false")
