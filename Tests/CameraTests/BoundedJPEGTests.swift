@@ -34,11 +34,11 @@ struct BoundedJPEGTests {
         #expect(try picture.readStamp().counter == 1)
         print("bounded JPEG, pattern 1280x720: \(jpeg.bytes.count) bytes at quality \(jpeg.quality)")
         // A tight budget lowers the quality and still fits.
-        let tight = try Snapshot.boundedJPEG(of: frame, maxBytes: 40_000)
-        #expect(tight.bytes.count <= 40_000)
+        let tight = try Snapshot.boundedJPEG(of: frame, maxBytes: 12_000)
+        #expect(tight.bytes.count <= 12_000)
         #expect(tight.quality < Snapshot.preferredJPEGQuality)
         #expect(try Snapshot.decode(tight.bytes, format: .jpeg).readStamp().counter == 1)
-        print("bounded JPEG, pattern 1280x720 in 40000: \(tight.bytes.count) bytes at quality \(tight.quality)")
+        print("bounded JPEG, pattern 1280x720 in 12000: \(tight.bytes.count) bytes at quality \(tight.quality)")
     }
 
     @Test("a noisy 1280x720 frame: lower quality, or a smaller picture, but never over the budget")

@@ -31,7 +31,7 @@ struct MessageRecorderTests {
             try encoder.play()
             let thread = Thread { [self] in
                 while !lock.withLock({ stopped }) {
-                    guard let sample = try? encoder.pull(timeoutNs: 100_000_000) else { continue }
+                    guard let sample = try? self.encoder.pull(timeoutNs: 100_000_000) else { continue }
                     let deliver = lock.withLock { self.handler }
                     deliver?(sample.bytes, H264AnnexB.containsIDR(sample.bytes))
                 }
