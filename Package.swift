@@ -120,7 +120,9 @@ let package = Package(
         ),
         .target(
             name: "Emulator",
-            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera", "WebRTCLink"]
+            dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera", "WebRTCLink",
+                           // Pushes of a press (PROTOCOL.md 8.8): one POST per household user.
+                           .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .target(
             name: "AppSimulator",
