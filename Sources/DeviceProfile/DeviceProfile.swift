@@ -460,7 +460,14 @@ extension DeviceProfile {
 
     /// The device's capabilities as its retained meta (PROTOCOL.md 5); `answering(query)` turns it
     /// into the answer to a 309 probe. A device without video reports no codecs and no streams.
-    public var meta: AbilityAnswer {
+    /// It carries `skill` (8.7) and, for a low-power device, `"awake":true` (`meta(awake:)` for
+    /// the meta of a sleeping device).
+    public var meta: AbilityAnswer { meta(awake: true) }
+
+    /// The meta with the device's awake state (PROTOCOL.md 8.4: a low-power device's retained meta
+    /// carries `"awake":false` asleep and `"awake":true` awake). A device that never sleeps leaves
+    /// `awake` out, whatever is passed.
+    public func meta(awake: Bool) -> AbilityAnswer {
         let caps = capabilities
         var streams: [StreamAbility] = []
         if let video = caps.video {
@@ -473,7 +480,8 @@ extension DeviceProfile {
             kind: .meta, devId: identity.devId, rtcCapability: caps.rtcCapability,
             category: identity.category, channelTypes: caps.channelTypes, callTypes: caps.callTypes,
             liveView: caps.liveView, videoCodecs: caps.video?.codecs.map(\.rawValue) ?? [],
-            streams: streams, audioCodecs: caps.audio?.codecs.map(\.rawValue) ?? [])
+            streams: streams, audioCodecs: caps.audio?.codecs.map(\.rawValue) ?? [],
+            skill: skill, awake: power.lowPower ? awake : nil)
     }
 
     /// One line for logs and `ipcemu profile check`.

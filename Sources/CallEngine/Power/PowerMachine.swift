@@ -216,7 +216,10 @@ public struct PowerMachine: Sendable {
     /// A timer the machine armed is due. One no longer armed (cancelled, replaced) is stale and
     /// changes nothing.
     public mutating func timerFired(_ timer: CallTimer, now: Int64) -> [PowerEffect] {
-        guard !isShutDown, timer.sessionId == config.devId, timers.take(timer) else { return [] }
+        // A timer fed back before its due time (a replaced arming the glue still ran) is stale too.
+        guard !isShutDown, timer.sessionId == config.devId, let due = timers.dueTime(of: timer), now >= due,
+              timers.take(timer)
+        else { return [] }
         switch (timer.kind, state) {
         case (.sleepAfter, .awake) where openSessions == 0 && battery.streams == 0:
             return fallAsleep(now: now)

@@ -35,10 +35,16 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
     public var videoCodecs: [String]
     public var streams: [StreamAbility]
     public var audioCodecs: [String]
+    /// PROTOCOL.md 8.7: the device's skill, sent as a JSON string (`"skill":"{...}"`); nil: left out.
+    public var skill: DeviceSkill?
+    /// PROTOCOL.md 8.4: a low-power device's meta says whether it is awake; nil (left out) for a
+    /// device that never sleeps.
+    public var awake: Bool?
 
     public init(kind: Kind, devId: String, rtcCapability: RTCCapability, bizType: String = screenIPCBizType,
                 category: String, channelTypes: [ChannelType], callTypes: [CallType], liveView: Bool,
-                videoCodecs: [String], streams: [StreamAbility], audioCodecs: [String]) {
+                videoCodecs: [String], streams: [StreamAbility], audioCodecs: [String],
+                skill: DeviceSkill? = nil, awake: Bool? = nil) {
         self.kind = kind
         self.devId = devId
         self.rtcCapability = rtcCapability
@@ -50,6 +56,8 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
         self.videoCodecs = videoCodecs
         self.streams = streams
         self.audioCodecs = audioCodecs
+        self.skill = skill
+        self.awake = awake
     }
 
     /// `support`: computed from `rtcCapability` (bits 2 and 4 both set), never stored.
@@ -71,7 +79,8 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
 
     /// Decodes an `ability` or `meta` body. Strict: every field is required with its type,
     /// `channelTypes`/`callTypes`/`stream_type` must be known values, and `support` must agree
-    /// with `rtcCapability`.
+    /// with `rtcCapability`. `skill` (a string holding skill JSON) and `awake` (a bool) are optional
+    /// (PROTOCOL.md 8.7, 8.4), checked when present.
     public static func decode(envelopeData: JSONValue) throws(WireError) -> AbilityAnswer {
         let r = try JSONObjectReader(envelopeData, path: "data")
         let kind: Kind
@@ -104,7 +113,11 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
             channelTypes: try enumArray(r, "channelTypes", ChannelType.init(rawValue:), expected: "0, 1 or 2"),
             callTypes: try enumArray(r, "callTypes", CallType.init(rawValue:), expected: "1, 2 or 3"),
             liveView: try r.bool("liveView"), videoCodecs: try video.stringArray("codecs"), streams: streams,
-            audioCodecs: try r.object("audio").stringArray("codecs"))
+            audioCodecs: try r.object("audio").stringArray("codecs"),
+            skill: try r.optionalString("skill").map { text throws(WireError) in
+                try DeviceSkill.decode(text, field: r.fieldPath("skill"))
+            },
+            awake: try r.optionalBool("awake"))
     }
 
     private static func positive(_ r: JSONObjectReader, _ key: String) throws(WireError) -> Int {
@@ -143,6 +156,8 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
             ]),
             "audio": .object(["codecs": .array(audioCodecs.map { .string($0) })]),
         ]
+        if let skill { o["skill"] = .string(skill.jsonString) }
+        if let awake { o["awake"] = .bool(awake) }
         switch kind {
         case .answer(let targetId, let reqId):
             o["type"] = .string(ProbeBodyType.ability.rawValue)
