@@ -118,7 +118,12 @@ extension DeviceMediaStore {
     public func message(name: String, seconds: Int, profile: DeviceProfile, feeds: VideoFeeds = .shared) async
         throws(MediaCaptureError) -> MediaRef
     {
-        do { try Self.validate(name: name) } catch { throw .store(error) }
+        do {
+            try Self.validate(name: name)
+            try makeDirectory()
+        } catch {
+            throw .store(error)
+        }
         guard profile.capabilities.video != nil else { throw .noCamera }
         let (camera, output) = P2PLink.feedRequest(profile: profile, stream: .main)
         let codec = Self.codec(of: camera)

@@ -37,20 +37,14 @@ public actor DeviceMediaStore {
         return (base.hasSuffix("/") ? base : base + "/") + "ipcemu-media-\(getpid())"
     }()
 
-    /// Opens (and makes) `<root>/<devId>/`.
-    public init(devId: String, root: String = DeviceMediaStore.defaultRoot, limits: MediaLimits = MediaLimits())
-        throws(MediaStoreError)
-    {
-        guard !devId.isEmpty else { throw .badName(devId, why: "a device needs a devId") }
+    /// Opens `<root>/<devId>/`, making it if missing. Never fails: a folder that cannot be made
+    /// makes every `store` fail with the reason (the device runs on without media).
+    public init(devId: String, root: String = DeviceMediaStore.defaultRoot, limits: MediaLimits = MediaLimits()) {
         self.devId = devId
         self.limits = limits
         let folder = (root.hasSuffix("/") ? root : root + "/") + Self.folderName(devId: devId)
         directory = folder
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .io("cannot make the folder \(folder): \(error.localizedDescription)")
-        }
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         entries = Self.scan(folder: folder, devId: devId)
     }
 
@@ -95,7 +89,7 @@ public actor DeviceMediaStore {
             if c != ".", c != "%", nameCharacters.contains(c) { out.append(c) }
             else { out += String(format: "%%%02X", byte) }
         }
-        return out
+        return out.isEmpty ? "%" : out
     }
 
     // MARK: Storing and reading
@@ -107,6 +101,7 @@ public actor DeviceMediaStore {
         do throws(MediaStoreError) {
             try Self.validate(name: name)
             guard bytes.count <= limits.maxBytes else { throw .tooLarge(name: name, bytes: bytes.count, limit: limits.maxBytes) }
+            try makeDirectory()
             let temporary = temporaryPath(for: name)
             guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
                 throw .io("cannot write \(temporary)")
@@ -134,6 +129,15 @@ public actor DeviceMediaStore {
         } catch {
             statistics.refused += 1
             throw error
+        }
+    }
+
+    /// Makes the device's folder if it is missing (it was removed, or could not be made at first).
+    public nonisolated func makeDirectory() throws(MediaStoreError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .io("cannot make the folder \(directory): \(error.localizedDescription)")
         }
     }
 
