@@ -22,6 +22,15 @@ public final class RefusalLog: @unchecked Sendable {
         case signal
         /// Addressed to another device or user.
         case notForUs = "not_for_us"
+        /// PROTOCOL.md 8.3: DPs of a protocol 5 not applied (read-only, wrong type, out of range,
+        /// not on the device).
+        case dataPoint = "data_point"
+        /// PROTOCOL.md 8.4: dropped while the device sleeps.
+        case asleep
+        /// PROTOCOL.md 8.4: a payload on the wake topic that is not the CRC32 of the localKey.
+        case wake
+        /// PROTOCOL.md 8.6: a 312 refused (no such link, another user, a stream it lacks).
+        case streamControl = "stream_control"
     }
 
     public let linesPerWindow: Int

@@ -62,6 +62,8 @@ extension Device {
         let link: P2PLink
         do {
             link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h), feeds: feeds)
+            // PROTOCOL.md 8.6: a doorbell's speaker stays off until the app's 312 `speaker` 1.
+            if engine.isDoorbell { link.setSpeaker(on: false) }
             try link.start()
         } catch {
             linkRules.closed(sessionId: h.sessionId)
@@ -73,6 +75,8 @@ extension Device {
             return
         }
         links[h.sessionId] = link
+        noteSessionsChanged()
+        noteStreamsChanged()
         // A link that never comes up (no ICE, an app that vanished) is reaped after the profile's
         // connect timeout, so offers cannot pile up pipelines (issues 10 and 11).
         reapIfNeverConnected(link)
@@ -135,6 +139,8 @@ extension Device {
     func closeLink(_ sessionId: String, notifyPeer: Bool) {
         linkRules.closed(sessionId: sessionId)
         guard let link = links.removeValue(forKey: sessionId) else { return }
+        noteSessionsChanged()
+        noteStreamsChanged()
         linkPumps.removeValue(forKey: sessionId)?.cancel()
         let final = link.stats
         closedMedia.framesSent += final.videoFramesSent

@@ -19,9 +19,24 @@ public actor Device {
     /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
     public nonisolated let clock: any EngineClock
 
-    /// The engine, its clock and its timers (CallRuntime's one engine host).
-    private var host: EngineHost<DeviceCallEngine>
-    var engine: DeviceCallEngine { host.engine }
+    /// The engine, its clock and its timers (CallRuntime's one engine host): the §3 engine for
+    /// `screen_ipc`, the doorbell machine of PROTOCOL.md 8 for `ac_doorbell` and `doorbell`.
+    var host: EngineHost<DeviceSideEngine>
+    var engine: DeviceSideEngine { host.engine }
+    /// PROTOCOL.md 8.3: the device's data points (none for a `screen_ipc` profile without `dps`).
+    var dataPoints: DataPointStore
+    /// PROTOCOL.md 8.4: sleep, wake and battery, with its timers on the same scheduler.
+    var power: PowerMachine
+    var powerTimers: ScheduledTimers
+    /// PROTOCOL.md 8.5: press snapshots, motion snapshots and left messages, served by the control API.
+    public nonisolated let mediaStore: DeviceMediaStore
+    /// PROTOCOL.md 8.5: the press snapshot of each doorbell call still remembered (for DP 212 at
+    /// its ring timeout), at most a few.
+    var pressSnapshots: [(callId: String, ref: MediaRef?)] = []
+    /// What the doorbell parts of PROTOCOL.md 8 counted (presses, wakes, drops while asleep ...).
+    public internal(set) var doorbellCounters = DoorbellCounters()
+    /// PROTOCOL.md 8.8: the pushes of each press (nil without `push.url` or `push.apnsDir`).
+    nonisolated let pushes: PushSender?
     private var opener: PayloadOpener
     private var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
@@ -34,7 +49,7 @@ public actor Device {
     private var pump: Task<Void, Never>?
     private var readyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
     private var nextWaiterToken: UInt64 = 0
-    private var random = SystemRandomNumberGenerator()
+    var random = SystemRandomNumberGenerator()
     private var stopped = false
     private var delayedPublishes: Task<Void, Never>?
     /// Set by `dropConnection`: the level of the next "broker unreachable" line.
@@ -71,9 +86,10 @@ public actor Device {
     ///   - timers: the timer structure to share (a fleet shares one heap; nil: the process-wide one).
     public init(profile: DeviceProfile, connection: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil,
                 log: EventLog = EventLog(), timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
-                feeds: VideoFeeds = .shared) throws {
+                feeds: VideoFeeds = .shared, mediaRoot: String? = nil) throws {
         let client = try MQTTClient(options: Self.clientOptions(profile: profile, connection: connection), eventLoop: eventLoop)
-        try self.init(profile: profile, transport: client, log: log, timers: timers, clock: clock, feeds: feeds)
+        try self.init(profile: profile, transport: client, log: log, timers: timers, clock: clock, feeds: feeds,
+                      mediaRoot: mediaRoot)
     }
 
     /// Creates the device on a transport of the caller's (issue 9: a unit test drives a device
@@ -81,15 +97,20 @@ public actor Device {
     /// from `feeds` (one capture and encoder per camera and stream size, shared; issue 11).
     public init(profile: DeviceProfile, transport: any MessageTransport, log: EventLog = EventLog(),
                 timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
-                feeds: VideoFeeds = .shared) throws {
+                feeds: VideoFeeds = .shared, mediaRoot: String? = nil) throws {
         self.feeds = feeds
         self.profile = profile
         self.devId = profile.identity.devId
         self.topics = profile.resolvedTopics
         self.log = log
         self.clock = clock
-        self.host = EngineHost(engine: DeviceCallEngine(config: DeviceEngineConfig(profile: profile)), clock: clock,
-                               scheduler: timers ?? .shared)
+        self.host = EngineHost(engine: DeviceSideEngine(profile: profile), clock: clock, scheduler: timers ?? .shared)
+        self.dataPoints = try DataPointStore(ids: profile.dataPoints.ids, startValues: profile.dataPointStartValues)
+        self.power = PowerMachine(config: PowerConfig(profile: profile))
+        self.powerTimers = ScheduledTimers(scheduler: timers ?? .shared)
+        self.mediaStore = DeviceMediaStore(devId: profile.identity.devId, root: mediaRoot ?? DeviceMediaStore.defaultRoot)
+        self.pushes = profile.push.isEnabled
+            ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir), log: log) : nil
         self.linkRules = P2PLinkRules(device: P2PLinkRules.DeviceSecrets(
             devId: profile.identity.devId, p2pPassword: profile.identity.p2pPassword,
             localKey: profile.identity.localKey, liveView: profile.capabilities.liveView),
@@ -126,10 +147,12 @@ public actor Device {
         // order they happened (DESIGN.md "Scale": small per-device memory, bounded queues).
         let inbound = client.makeInboundStream(limit: Self.inboundQueueLimit)
         try client.subscribe(topics.in, qos: 1)
+        // PROTOCOL.md 8.4: a low-power device also listens for its wake topic.
+        if power.config.lowPower { try client.subscribe(topics.wake, qos: 1) }
         pump = Task { [weak self] in
             for await item in inbound {
                 switch item {
-                case .message(let message): await self?.receive(payload: message.payload)
+                case .message(let message): await self?.receive(message)
                 case .state(let state): await self?.connectionChanged(state)
                 }
             }
@@ -181,6 +204,8 @@ public actor Device {
         guard !stopped else { return }
         stopped = true
         run(host.shutdown())
+        runPower(power.shutdown())
+        powerTimers.cancelAll()
         for sessionId in Array(links.keys) { closeLink(sessionId, notifyPeer: false) }
         if connected {
             let offline = Array(#"{"online":false,"t":\#(clock.nowSeconds())}"#.utf8)
@@ -267,12 +292,14 @@ public actor Device {
             log.log(.info, "connected", device: devId, fields: [("broker", client.options.endpointDescription)])
             // Online only once the in topic is subscribed: whoever sees it online can call it.
             let client = self.client
-            let inTopic = topics.in
+            let subscriptions = power.config.lowPower ? [topics.in, topics.wake] : [topics.in]
             Task { [weak self] in
-                do {
-                    try await client.subscribeAndWait(inTopic, qos: 1, timeout: .seconds(5))
-                } catch {
-                    self?.log.log(.warning, "no SUBACK for \(inTopic): \(error)", device: self?.devId)
+                for topic in subscriptions {
+                    do {
+                        try await client.subscribeAndWait(topic, qos: 1, timeout: .seconds(5))
+                    } catch {
+                        self?.log.log(.warning, "no SUBACK for \(topic): \(error)", device: self?.devId)
+                    }
                 }
                 await self?.becameReady()
             }
@@ -295,6 +322,10 @@ public actor Device {
     private func becameReady() {
         guard connected, !stopped else { return }
         publishPresence()
+        // PROTOCOL.md 8.3: "On connect ... the device reports all its DPs once"; 8.4: the idle
+        // timer starts.
+        reportAllDataPoints()
+        runPower(power.start(now: clock.nowMs()))
         ready = true
         resumeAllReadyWaiters(with: true)
         emit(.connection(connected: true, detail: client.options.endpointDescription))
@@ -302,9 +333,8 @@ public actor Device {
 
     /// PROTOCOL.md 1 and 5: retained meta (always plain) and retained online status.
     private func publishPresence() {
+        publishMeta()
         do {
-            let meta = try metaSealer.seal(profile.meta.envelope(t: clock.nowSeconds()))
-            try client.publish(topic: topics.meta, payload: meta, qos: 1, retain: true)
             let online = Array(#"{"online":true,"t":\#(clock.nowSeconds())}"#.utf8)
             try client.publish(topic: topics.online, payload: online, qos: 1, retain: true)
         } catch {
@@ -312,8 +342,29 @@ public actor Device {
         }
     }
 
+    /// PROTOCOL.md 5 and 8.4: the retained meta (always plain), with the awake state of a
+    /// low-power device.
+    func publishMeta() {
+        do {
+            let meta = try metaSealer.seal(profile.meta(awake: power.isAwake).envelope(t: clock.nowSeconds()))
+            try client.publish(topic: topics.meta, payload: meta, qos: 1, retain: true)
+        } catch {
+            log.log(.error, "could not publish the meta", device: devId, fields: [("why", "\(error)")])
+        }
+    }
+
+    /// One MQTT message: the wake topic (PROTOCOL.md 8.4) or the in topic.
+    func receive(_ message: MQTTMessage) {
+        if message.topic == topics.wake, power.config.lowPower {
+            receiveWake(payload: message.payload)
+        } else {
+            receive(payload: message.payload)
+        }
+    }
+
     /// One MQTT payload from the in topic. Anything refused is logged and dropped; nothing
-    /// else changes (PROTOCOL.md 2.1, 3.4).
+    /// else changes (PROTOCOL.md 2.1, 3.4). Asleep, most protocols are dropped and counted
+    /// (PROTOCOL.md 8.4).
     func receive(payload: [UInt8]) {
         let inbound: InboundMessage
         do {
@@ -322,6 +373,7 @@ public actor Device {
             refuse("dropped \(payload.count)-byte message: \(error)", kind: RefusalLog.Kind(error))
             return
         }
+        guard admitWhileAsleep(inbound) else { return }
         switch inbound {
         case .call(let message):
             let effects = host.handle(.received(message), fire: timerFire)
@@ -338,9 +390,17 @@ public actor Device {
             receiveSignal(signal)
         case .abilityAnswer:
             refuse("dropped a 309 ability answer: a device does not take answers", kind: .malformed)
-        case .videoDoorbell, .doorbellPress, .dpReport, .dpSet, .dpQuery, .streamControl:
-            // PROTOCOL.md 8: not wired into the device yet (the doorbell glue replaces this).
-            refuse("dropped a protocol \(inbound.protocolNumber.rawValue) message: not handled yet", kind: .malformed)
+        case .videoDoorbell(let message):
+            receiveDoorbell(message)
+        case .dpSet(let set):
+            receiveDPSet(set)
+        case .dpQuery(let query):
+            receiveDPQuery(query)
+        case .streamControl(let control):
+            receiveStreamControl(control)
+        case .doorbellPress, .dpReport:
+            // Only a device sends these (PROTOCOL.md 8.1, 8.3).
+            refuse("dropped a protocol \(inbound.protocolNumber.rawValue) message: only a device sends it", kind: .malformed)
         }
     }
 
@@ -360,11 +420,12 @@ public actor Device {
     private func feed(_ input: CallInput) { run(host.handle(input, fire: timerFire)) }
 
     /// What a due timer calls, on the scheduler's thread: back onto this actor.
-    private nonisolated var timerFire: @Sendable (CallTimer) -> Void {
+    nonisolated var timerFire: @Sendable (CallTimer) -> Void {
         { [weak self] timer in Task { await self?.feed(.timerFired(timer)) } }
     }
 
-    private func run(_ effects: [CallEffect], quiet: Bool = false) {
+    func run(_ effects: [CallEffect], quiet: Bool = false) {
+        defer { if !effects.isEmpty { noteSessionsChanged() } }
         for effect in effects {
             switch effect {
             case .send(let message):
@@ -403,9 +464,17 @@ public actor Device {
                 log.log(.warning, "operator action refused", device: devId, fields: [("action", "\(action)"), ("why", "\(error)")])
             case .refusedDoorbell(let message, let why):
                 refuse("refused video_doorbell \(message.event.rawValue) call=\(message.eData) from=\(message.uid ?? ""): \(why)", kind: .call)
-            case .sendDoorbell, .announcePress, .ringTimedOut, .leaveMessage:
-                // PROTOCOL.md 8: the doorbell glue carries these out (not wired yet).
-                break
+            case .sendDoorbell(let message):
+                log.log(quiet ? .debug : .info, "-> video_doorbell \(message.event.rawValue)", device: devId,
+                        fields: [("call", message.eData), ("user", message.uid ?? "")] + (message.reason.map { [("reason", $0)] } ?? []))
+                publish(message.envelope(t: clock.nowSeconds()), what: "video_doorbell \(message.event.rawValue)")
+                emit(.sentDoorbell(message))
+            case .announcePress(let callId):
+                announcePress(callId: callId)
+            case .ringTimedOut(let callId):
+                reportRingTimeout(callId: callId)
+            case .leaveMessage(let callId):
+                leaveMessage(callId: callId)
             }
         }
     }

@@ -38,3 +38,39 @@ extension AnswerPolicy {
         }
     }
 }
+
+extension DeviceSideEngine {
+    /// The device's call engine for its profile's `doorbell.kind` (PROTOCOL.md 8): the §3 engine
+    /// for `screen_ipc`, the doorbell machine for `ac_doorbell` and `doorbell`.
+    public init(profile: DeviceProfile) {
+        if profile.doorbell.kind.isTuyaDoorbell {
+            self.init(doorbell: DoorbellEngineConfig(profile: profile))
+        } else {
+            self.init(screenIPC: DeviceEngineConfig(profile: profile))
+        }
+    }
+}
+
+extension DoorbellEngineConfig {
+    /// The doorbell machine's configuration for a profile (PROTOCOL.md 8.2, 8.5; seconds in the
+    /// profile, milliseconds here).
+    public init(profile: DeviceProfile) {
+        let d = profile.doorbell
+        let t = profile.timers
+        self.init(devId: profile.identity.devId, kind: d.kind.rawValue, household: profile.behaviour.household,
+                  ringTimeoutMs: d.ringTimeoutMs, heartbeatTimeoutMs: DeviceEngineConfig.ms(t.heartbeatTimeout),
+                  connectTimeoutMs: DeviceEngineConfig.ms(t.connectTimeout), messagesEnabled: d.messages,
+                  messageWindowMs: d.messageWindowMs)
+    }
+}
+
+extension PowerConfig {
+    /// The power machine's configuration for a profile (PROTOCOL.md 8.4).
+    public init(profile: DeviceProfile) {
+        let p = profile.power
+        self.init(devId: profile.identity.devId, lowPower: p.lowPower, sleepAfterMs: p.sleepAfterMs,
+                  wakeLatencyMs: p.wakeLatencyMs, onBattery: p.source == .battery, battery: p.battery,
+                  drainPerStreamMinute: p.drainPerStreamMinute, lowBatteryThreshold: p.lowBatteryThreshold,
+                  dpIds: Set(profile.dataPoints.ids))
+    }
+}

@@ -19,6 +19,46 @@ public enum DeviceEvent: Sendable, Equatable {
     case refused(why: String)
     /// A P2P offer was refused with `disconnect` (PROTOCOL.md 4).
     case offerRefused(sessionId: String, from: String, why: String)
+    /// PROTOCOL.md 8.2: a `video_doorbell` message arrived and was handed to the doorbell machine.
+    case receivedDoorbell(VideoDoorbellMessage)
+    /// PROTOCOL.md 8.2: a `video_doorbell` message was published.
+    case sentDoorbell(VideoDoorbellMessage)
+    /// PROTOCOL.md 8.1: a press announced doorbell call `callId` (the 43 was published).
+    case pressed(callId: String)
+    /// PROTOCOL.md 8.3: a protocol 4 report was published with these DPs.
+    case dataPointsReported([DPEntry])
+    /// PROTOCOL.md 8.4: the device fell asleep.
+    case fellAsleep
+    /// PROTOCOL.md 8.4: the device is awake again, `latencyMs` after the wake request.
+    case wokeUp(latencyMs: Int64)
+    /// PROTOCOL.md 8.5: a snapshot or message was stored (its API path).
+    case mediaStored(name: String, path: String)
+}
+
+/// What the doorbell parts of PROTOCOL.md 8 counted on one device (the metrics read them).
+public struct DoorbellCounters: Sendable, Equatable {
+    /// Presses that announced a call (8.1) or left a message (8.5).
+    public var presses = 0
+    /// Presses while a doorbell call was ringing or connected: counted and ignored (8.1).
+    public var pressesIgnored = 0
+    /// Wakes that completed (8.4).
+    public var wakes = 0
+    /// Payloads on the wake topic that were not the CRC32 of the localKey (8.4).
+    public var badWakes = 0
+    /// Messages dropped while asleep (8.4).
+    public var droppedWhileAsleep = 0
+    /// DPs of protocol 5 commands not applied (8.3): read-only, wrong type, out of range, unknown.
+    public var dpRefusals = 0
+    /// Protocol 4 reports published.
+    public var dpReports = 0
+    /// Left messages recorded (8.5).
+    public var messages = 0
+    /// Pushes that failed or were lost (8.8).
+    public var pushFailures = 0
+    /// 312 commands refused (8.6).
+    public var streamControlRefusals = 0
+
+    public init() {}
 }
 
 /// A point-in-time view of one device.

@@ -276,6 +276,10 @@ final class P2PLink: @unchecked Sendable {
     /// The latest frame received from the app, as JPEG (two-way calls).
     func snapshotJPEG() throws -> [UInt8] { try answerer.snapshotJPEG() }
 
+    /// PROTOCOL.md 8.6: the app's audio on the speaker, or muted.
+    func setSpeaker(on: Bool) { answerer.setSpeaker(on: on) }
+    var isSpeakerOn: Bool { answerer.isSpeakerOn }
+
     func close() {
         let (first, routes): (Bool, [Route]) = lock.withLock {
             guard !closed else { return (false, []) }

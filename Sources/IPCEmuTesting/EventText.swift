@@ -13,6 +13,13 @@ enum EventText {
         return text
     }
 
+    static func doorbell(_ arrow: String, _ m: VideoDoorbellMessage) -> String {
+        var text = "\(arrow) video_doorbell \(m.event.rawValue) call=\(m.eData) devId=\(m.devId)"
+        if let uid = m.uid { text += " uid=\(uid)" }
+        if let reason = m.reason { text += " reason=\(reason)" }
+        return text
+    }
+
     static func device(_ e: DeviceEvent) -> String {
         switch e {
         case .connection(let connected, let detail): connected ? "connected" : "disconnected (\(detail))"
@@ -23,6 +30,13 @@ enum EventText {
         case .callEnded(let r): record(r)
         case .refused(let why): "refused: \(why)"
         case .offerRefused(let s, let from, let why): "offer refused session=\(s) from=\(from): \(why)"
+        case .receivedDoorbell(let m): doorbell("<-", m)
+        case .sentDoorbell(let m): doorbell("->", m)
+        case .pressed(let callId): "-> 43 press call=\(callId)"
+        case .dataPointsReported(let dps): "-> 4 dps " + dps.map { "\($0.id)=\($0.value)" }.joined(separator: ",")
+        case .fellAsleep: "asleep"
+        case .wokeUp(let latencyMs): "awake after \(latencyMs) ms"
+        case .mediaStored(let name, let path): "stored \(name) at \(path)"
         }
     }
 
@@ -36,6 +50,11 @@ enum EventText {
         case .callEnded(let r): record(r)
         case .refused(let why): "refused: \(why)"
         case .signal(let s, let devId): "<- 302 \(s.type.rawValue) session=\(s.header.sessionId) from=\(devId)"
+        case .doorbellPressed(let p): "<- 43 press call=\(p.edata) from=\(p.devId)"
+        case .doorbellRinging(let devId, let callId, _): "doorbell ringing call=\(callId) from=\(devId)"
+        case .doorbellSent(let m): doorbell("->", m)
+        case .doorbellReceived(let m): doorbell("<-", m)
+        case .dpReport(let devId, let dps): "<- 4 dps from=\(devId) " + dps.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         }
     }
 }

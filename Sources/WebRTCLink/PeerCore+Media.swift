@@ -24,6 +24,10 @@ extension PeerCore {
                 cgw_element_unref(child)
             }
         }
+        if let volume = cgw_bin_get_child(bin, OutputDescriptions.playbackVolume) {
+            _ = cgw_object_set_bool(UnsafeMutableRawPointer(volume), "mute", !lock.withLock { speakerOn })
+            cgw_element_unref(volume)
+        }
         for entry in outputs?.entries ?? [] where cgw_output_guard(bin, entry) {
             lock.withLock { outputBranches.append((bin, entry)) }
         }
@@ -122,4 +126,23 @@ extension PeerCore {
         }
         return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, frameDurationNanos, !keyFrame)
     }
+
+    // MARK: Speaker (PROTOCOL.md 8.6)
+
+    /// Plays the peer's audio on the speaker (true) or mutes it (false), now and for audio branches
+    /// that come later.
+    func setSpeaker(on: Bool) {
+        let bins = lock.withLock { () -> [OpaquePointer] in
+            speakerOn = on
+            return receiveBins
+        }
+        for bin in bins {
+            guard let volume = cgw_bin_get_child(bin, OutputDescriptions.playbackVolume) else { continue }
+            _ = cgw_object_set_bool(UnsafeMutableRawPointer(volume), "mute", !on)
+            cgw_element_unref(volume)
+        }
+    }
+
+    /// Whether the peer's audio plays on the speaker.
+    var isSpeakerOn: Bool { lock.withLock { speakerOn } }
 }

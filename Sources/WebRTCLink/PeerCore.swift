@@ -81,6 +81,8 @@ final class PeerCore: @unchecked Sendable {
     let devices: LocalMediaDevices
     /// Receive bins with guarded output branches (entry element names), finished before teardown.
     var outputBranches: [(bin: OpaquePointer, entry: String)] = []
+    /// PROTOCOL.md 8.6: the peer's audio plays on the speaker only while this is true.
+    var speakerOn = true
     var outputFailuresReported: Set<String> = []
 
     /// Data channels the offerer creates before its offer (so that it has an m=application line).

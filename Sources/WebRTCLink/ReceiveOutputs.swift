@@ -62,6 +62,8 @@ struct ReceiveBranchPlan {
 enum OutputDescriptions {
     static let displayEntry = "display-entry"
     static let playbackEntry = "playback-entry"
+    /// The `volume` before the speaker's sink: muted while the speaker is off (PROTOCOL.md 8.6).
+    static let playbackVolume = "playback-volume"
 
     /// True for a bus message source that belongs to an output branch (its errors stop that branch
     /// only).
@@ -81,7 +83,8 @@ enum OutputDescriptions {
                 description: "queue ! \(decode) ! tee name=soundtap allow-not-linked=true"
                     + " ! queue ! appsink name=sound sync=false async=false max-buffers=4 drop=true")
             // S16LE: what nearly every sound card takes; rate and channels are left to the device.
-            let sink = "audioconvert ! audioresample ! audio/x-raw,format=S16LE ! alsasink name=playback-sink sync=false async=false"
+            let sink = "volume name=\(playbackVolume) ! audioconvert ! audioresample ! audio/x-raw,format=S16LE"
+                + " ! alsasink name=playback-sink sync=false async=false"
             if let why = opens(sink + " device=\(quoted(device))") {
                 plan.problems.append("audio playback on ALSA '\(device)': \(why)")
                 return plan

@@ -199,6 +199,11 @@ public final class WebRTCAnswerer: Sendable {
     /// The latest video frame received from the app, as JPEG. Throws before the first one.
     public func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] { try core.snapshotJPEG() }
 
+    /// PROTOCOL.md 8.6 `speaker`: the app's audio plays on the device's speaker (the profile's
+    /// `audio.playback`) only while on.
+    public func setSpeaker(on: Bool) { core.setSpeaker(on: on) }
+    public var isSpeakerOn: Bool { core.isSpeakerOn }
+
     /// Stops the pipeline and reports `.closed`. Idempotent. Synchronous, except from inside one of
     /// this link's callbacks, where the teardown completes just after.
     public func close() { core.close() }

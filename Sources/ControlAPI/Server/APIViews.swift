@@ -115,6 +115,29 @@ enum APIViews {
             event.session = s
             event.from = from
             event.why = why
+        case .receivedDoorbell(let m):
+            event._type = .doorbellReceived
+            event.doorbell = doorbell(m)
+            event.session = m.eData
+        case .sentDoorbell(let m):
+            event._type = .doorbellSent
+            event.doorbell = doorbell(m)
+            event.session = m.eData
+        case .pressed(let callId):
+            event._type = .pressed
+            event.session = callId
+        case .dataPointsReported(let entries):
+            event._type = .dataPoints
+            event.dps = dataPoints(entries)
+        case .fellAsleep:
+            event._type = .asleep
+        case .wokeUp(let latencyMs):
+            event._type = .awake
+            event.latencyMs = Int(clamping: latencyMs)
+        case .mediaStored(let name, let path):
+            event._type = .mediaStored
+            event.name = name
+            event.path = path
         }
         return event
     }
@@ -138,5 +161,28 @@ enum APIViews {
             callType: e.callType, outcome: e.outcome, endedBy: e.endedBy, peers: e.peers, answeredBy: e.answeredBy,
             startedAt: e.startedAt.map { Int(clamping: $0) }, answeredAt: e.answeredAt.map { Int(clamping: $0) },
             endedAt: e.endedAt.map { Int(clamping: $0) })
+    }
+}
+
+extension APIViews {
+    /// A `video_doorbell` message as the event stream shows it (PROTOCOL.md 8.2).
+    static func doorbell(_ m: VideoDoorbellMessage) -> S.DeviceEvent.DoorbellPayload {
+        var fields: [String: String] = ["devId": m.devId, "event": m.event.rawValue, "eData": m.eData]
+        if let uid = m.uid { fields["uid"] = uid }
+        if let reason = m.reason { fields["reason"] = reason }
+        return S.DeviceEvent.DoorbellPayload(additionalProperties: fields)
+    }
+
+    /// Reported DPs by id (a decimal string), each value as its JSON kind (PROTOCOL.md 8.3).
+    static func dataPoints(_ entries: [DPEntry]) -> S.DeviceEvent.DpsPayload {
+        var fields: [String: (any Sendable)?] = [:]
+        for entry in entries {
+            switch entry.value {
+            case .bool(let b): fields[String(entry.id)] = b
+            case .int(let i): fields[String(entry.id)] = i
+            case .string(let s): fields[String(entry.id)] = s
+            }
+        }
+        return S.DeviceEvent.DpsPayload(additionalProperties: (try? OpenAPIObjectContainer(unvalidatedValue: fields)) ?? OpenAPIObjectContainer())
     }
 }
