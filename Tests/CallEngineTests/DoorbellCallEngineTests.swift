@@ -205,11 +205,11 @@ struct DoorbellCallEngineTests {
     func messageWindowPress() {
         var engine = ringingDoorbell(messages: true)
         let effects = engine.handle(.timerFired(timer(.ringTimeout, callId)), now: t0 + 25_000)
-        #expect(effects.last == .armTimer(timer(.messageWindow, callId), at: t0 + 40_000))
+        #expect(effects.last == .armTimer(timer(.messageWindow, dev), at: t0 + 40_000))
         #expect(engine.messageWindowCallId == callId)
         #expect(engine.phase == .idle)
         let press = engine.handle(.local(.press(DoorbellPress(sessionId: "visitor2"))), now: t0 + 39_999)
-        #expect(press == [.leaveMessage(callId: callId), .cancelTimer(timer(.messageWindow, callId))])
+        #expect(press == [.leaveMessage(callId: callId), .cancelTimer(timer(.messageWindow, dev))])
         #expect(!press.contains { if case .announcePress = $0 { true } else { false } })
         // [ours] One message per missed call: the window has closed; the next press rings.
         #expect(engine.messageWindowCallId == nil)
@@ -221,7 +221,7 @@ struct DoorbellCallEngineTests {
     func messageWindowCloses() {
         var engine = ringingDoorbell(messages: true)
         _ = engine.handle(.timerFired(timer(.ringTimeout, callId)), now: t0 + 25_000)
-        #expect(engine.handle(.timerFired(timer(.messageWindow, callId)), now: t0 + 40_000).isEmpty)
+        #expect(engine.handle(.timerFired(timer(.messageWindow, dev)), now: t0 + 40_000).isEmpty)
         #expect(engine.messageWindowCallId == nil)
         #expect(engine.handle(.local(.press(DoorbellPress(sessionId: "late"))), now: t0 + 40_001).first == .announcePress(callId: "late"))
     }
@@ -360,7 +360,7 @@ struct DoorbellCallEngineTests {
         #expect(connected.handle(.shutdown, now: t0 + 3000).isEmpty)
         var window = ringingDoorbell(messages: true)
         _ = window.handle(.timerFired(timer(.ringTimeout, callId)), now: t0 + 25_000)
-        #expect(window.handle(.shutdown, now: t0 + 26_000) == [.cancelTimer(timer(.messageWindow, callId))])
+        #expect(window.handle(.shutdown, now: t0 + 26_000) == [.cancelTimer(timer(.messageWindow, dev))])
     }
 
     @Test("a stale or foreign timer changes nothing")

@@ -1,9 +1,10 @@
 import CallEngine
 import IPCWire
 
-// libFuzzer target: the call engine (both roles) fed a random sequence of inputs: received events
-// with hostile numbers, timer firings (armed or stale), local actions, media link changes and clock
-// jumps, then a shutdown. Invariants checked after every step (issue 10):
+// libFuzzer target: the call engine (both roles) and the doorbell call machines of PROTOCOL.md 8
+// (device and app side) fed a random sequence of inputs: received events with hostile numbers,
+// `video_doorbell` messages and 43 presses (doorbell machines), timer firings (armed or stale),
+// local actions, media link changes and clock jumps, then a shutdown. Invariants checked after every step (issue 10):
 // - at most one session, and every session that starts ends exactly once (a `callEnded` record);
 // - the timers the effects armed are exactly the timers the engine has armed; nothing of a session
 //   is armed after its end, nothing at all after the shutdown;
@@ -55,6 +56,8 @@ private protocol Engine {
 
 extension DeviceCallEngine: Engine {}
 extension AppCallEngine: Engine {}
+extension DoorbellCallEngine: Engine {}
+extension AppDoorbellEngine: Engine {}
 
 private struct Observed: Equatable {
     var phase: CallPhase
@@ -87,6 +90,22 @@ private func message(_ c: inout Choices, now: Int64, isDevice: Bool) -> CallMess
     return m
 }
 
+/// A `video_doorbell` message (PROTOCOL.md 8.2) about one of the calls a press may start.
+private func doorbellMessage(_ c: inout Choices) -> VideoDoorbellMessage {
+    VideoDoorbellMessage(devId: c.pick([devId, devId, "dev2"]), uid: c.pick([nil, userId, "u2", "u3", "", devId, "mallory"]),
+                         event: c.pick(DoorbellEvent.allCases), eData: c.pick(["p1", "p1", "s1", "c1", ""]),
+                         reason: c.pick([nil, "answered_by_other", "heartbeat_timeout", "shutdown", "??"]))
+}
+
+/// A doorbell input: a `video_doorbell` message, or (app side) a 43 press.
+private func doorbellInput(_ c: inout Choices) -> CallInput {
+    if c.byte() % 4 == 0 {
+        return .doorbellPressed(DoorbellPressMessage(devId: c.pick([devId, "dev2"]), etype: "doorbell",
+                                                     edata: c.pick(["p1", "c1", ""])))
+    }
+    return .receivedDoorbell(doorbellMessage(&c))
+}
+
 private func action(_ c: inout Choices, now: Int64) -> LocalAction {
     switch c.byte() % 11 {
     case 0:
@@ -109,7 +128,7 @@ private func action(_ c: inout Choices, now: Int64) -> LocalAction {
     }
 }
 
-private func run<E: Engine>(_ engine: inout E, _ c: inout Choices, isDevice: Bool) {
+private func run<E: Engine>(_ engine: inout E, _ c: inout Choices, isDevice: Bool, doorbell: Bool = false) {
     var now: Int64 = 1_732_200_000_000
     var armed: [CallTimer: Int64] = [:]
     var open: String?
@@ -127,8 +146,8 @@ private func run<E: Engine>(_ engine: inout E, _ c: inout Choices, isDevice: Boo
             case .armTimer(let t, let at): armed[t] = at; onlySends = false
             case .cancelTimer(let t): armed[t] = nil; onlySends = false
             case .callEnded(let record): ended.append(record.sessionId); onlySends = false
-            case .refused, .actionRefused: refused = true
-            case .send: break
+            case .refused, .actionRefused, .refusedDoorbell: refused = true
+            case .send, .sendDoorbell: break
             default: onlySends = false
             }
         }
@@ -151,8 +170,10 @@ private func run<E: Engine>(_ engine: inout E, _ c: inout Choices, isDevice: Boo
         // answer again) changes nothing (3.1.2, 3.4). (A bare state change with no effect is fine:
         // a busy from one of several targets.)
         let replies = effects.compactMap { if case .send(let m) = $0 { m.event } else { nil } }
-        let onlyRefusalReplies = onlySends && !replies.isEmpty
+        let doorbellReplies = effects.compactMap { if case .sendDoorbell(let m) = $0 { m.event } else { nil } }
+        let onlyRefusalReplies = onlySends && !(replies.isEmpty && doorbellReplies.isEmpty)
             && replies.allSatisfy { [.stop, .busy, .ring, .answer].contains($0) }
+            && doorbellReplies.allSatisfy { [.stop, .answered].contains($0) }
         if refused || (onlyRefusalReplies && isReceived(input)) {
             precondition(before == after, "a refusal or a plain reply changed the state: \(input) -> \(effects)")
         }
@@ -162,7 +183,11 @@ private func run<E: Engine>(_ engine: inout E, _ c: inout Choices, isDevice: Boo
         steps += 1
         switch c.byte() % 8 {
         case 0, 1, 2, 3:
-            apply(.received(message(&c, now: now, isDevice: isDevice)), at: now)
+            if doorbell, c.byte() & 1 == 0 {
+                apply(doorbellInput(&c), at: now)
+            } else {
+                apply(.received(message(&c, now: now, isDevice: isDevice)), at: now)
+            }
         case 4:
             if c.byte() & 3 != 0, let (timer, at) = armed.sorted(by: { $0.value < $1.value }).first {
                 now = max(now, at)
@@ -188,8 +213,14 @@ private func run<E: Engine>(_ engine: inout E, _ c: inout Choices, isDevice: Boo
     precondition(armed.isEmpty && engine.armedTimers.isEmpty, "timers armed after shutdown: \(armed)")
     // Nothing is sent after the shutdown.
     for _ in 0..<3 {
-        let effects = engine.handle(.received(message(&c, now: now, isDevice: isDevice)), now: now)
-        precondition(!effects.contains { if case .send = $0 { true } else { false } }, "sent after shutdown: \(effects)")
+        let input = doorbell && c.byte() & 1 == 0 ? doorbellInput(&c) : .received(message(&c, now: now, isDevice: isDevice))
+        let effects = engine.handle(input, now: now)
+        precondition(!effects.contains {
+            switch $0 {
+            case .send, .sendDoorbell, .announcePress, .leaveMessage: true
+            default: false
+            }
+        }, "sent after shutdown: \(effects)")
         precondition(engine.armedTimers.isEmpty)
     }
 }
@@ -201,7 +232,23 @@ private func isReceived(_ input: CallInput) -> Bool {
 func fuzzCallEngine(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data else { return 0 }
     var c = Choices(bytes: Array(UnsafeBufferPointer(start: data, count: size)))
-    if c.byte() & 1 == 0 {
+    let pick = c.byte()
+    if pick & 0x80 != 0 {
+        // The doorbell machines (PROTOCOL.md 8.1, 8.2, 8.5).
+        if pick & 1 == 0 {
+            var engine = DoorbellCallEngine(config: DoorbellEngineConfig(
+                devId: devId, kind: "doorbell", household: c.pick([[userId, "u2", "u3"], [userId], []]),
+                ringTimeoutMs: c.pick([25_000, 1, 0, -1, .max]), heartbeatTimeoutMs: c.pick([30_000, .max, .min]),
+                messagesEnabled: c.byte() & 1 == 0, messageWindowMs: c.pick([15_000, 0, -5, .max])))
+            run(&engine, &c, isDevice: true, doorbell: true)
+        } else {
+            var engine = AppDoorbellEngine(config: AppDoorbellConfig(
+                userId: userId, devices: c.pick([[], [devId]]),
+                ringTimeoutMs: c.pick([25_000, .max, .min]),
+                policy: c.pick([.manual, .answerAfter(ms: 0), .answerAfter(ms: 2000), .reject, .rejectAfter(ms: 500), .ignore])))
+            run(&engine, &c, isDevice: false, doorbell: true)
+        }
+    } else if pick & 1 == 0 {
         var engine = DeviceCallEngine(config: DeviceEngineConfig(
             devId: devId, answerPolicy: c.pick([.manual, .answerAfter(ms: 0), .answerAfter(ms: 2000), .reject, .busy, .ignore]),
             household: [userId, "u2", "u3"], defaultCallType: c.pick(CallType.allCases)))

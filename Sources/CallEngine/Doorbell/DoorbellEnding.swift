@@ -36,10 +36,14 @@ extension DoorbellCallEngine {
         if config.messagesEnabled {
             let closesAt = now.addingSaturating(max(0, config.messageWindowMs))
             state = .messageWindow(DoorbellMessageWindow(callId: ring.callId, closesAt: closesAt))
-            effects.append(timers.arm(CallTimer(.messageWindow, sessionId: ring.callId), at: closesAt))
+            effects.append(timers.arm(messageWindowTimer, at: closesAt))
         }
         return effects
     }
+
+    /// 8.5's window timer. Keyed by the devId, not the missed call: the call has ended, and no
+    /// timer of a call outlives it.
+    var messageWindowTimer: CallTimer { CallTimer(.messageWindow, sessionId: devId) }
 
     /// The connected call ends with `stop` `reason` to the accepting user (8.2, §3.3).
     mutating func stopConnected(_ call: DoorbellConnectedCall, reason: StopReason?, now: Int64) -> [CallEffect] {

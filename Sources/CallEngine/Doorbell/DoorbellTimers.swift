@@ -23,7 +23,7 @@ extension DoorbellCallEngine {
             // 8.2: "none for heartbeatTimeout, default 30 s, ends the call with stop heartbeat_timeout".
             return stopConnected(call, reason: .heartbeatTimeout, now: now)
 
-        case (.messageWindow, .messageWindow(let window)) where window.callId == timer.sessionId:
+        case (.messageWindow, .messageWindow) where timer == messageWindowTimer:
             // 8.5: the window closes; a press now starts a new call.
             state = .idle
             return []
