@@ -256,10 +256,14 @@ public actor Device {
 
     // MARK: Operator actions (the doorbell button, the control API)
 
-    /// Presses the doorbell: calls `targets` (default: the household) with a new session id.
-    /// Returns the session id.
+    /// Presses the doorbell: calls `targets` (default: the household) with a new session id
+    /// (PROTOCOL.md 3.2), or, for the doorbell kinds, announces a doorbell call (8.1). Returns the
+    /// session (call) id.
     @discardableResult
     public func press(targets: [String] = [], callType: CallType? = nil, timeoutSeconds: Double? = nil) throws(CallActionError) -> String {
+        // PROTOCOL.md 8.1: a doorbell kind announces the press over 43 instead (targets and call
+        // type do not apply: every household app sees it); the id returned is the call id.
+        if engine.isDoorbell { return try pressDoorbell(ringTimeoutSeconds: timeoutSeconds) }
         let sessionId = makeSessionId(devId: devId, using: &random)
         let press = DoorbellPress(sessionId: sessionId, targets: targets, callType: callType,
                                   timeoutMs: timeoutSeconds.map(WallClock.milliseconds(seconds:)))

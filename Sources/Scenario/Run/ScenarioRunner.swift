@@ -78,6 +78,8 @@ public final class ScenarioRunner: @unchecked Sendable {
                     case .connection(let up, let detail): timeline.record(devId, .connection(up: up, detail: detail))
                     case .refused(let why): timeline.record(devId, .refused(why))
                     case .ringing, .ringingStopped: break
+                    case .receivedDoorbell, .sentDoorbell, .pressed, .dataPointsReported, .fellAsleep, .wokeUp, .mediaStored:
+                        break  // PROTOCOL.md 8: the doorbell steps read these from the world, not the timeline
                     }
                 }
             })
