@@ -122,8 +122,9 @@ struct DeviceMediaStoreTests {
         let store = DeviceMediaStore(devId: profile.identity.devId, root: root.path)
         let clock = ContinuousClock()
         let began = clock.now
-        let ref = try #require(await store.takePressSnapshot(callId: "617bdf7a1732200000", profile: profile, feeds: feeds),
-                               "\(await store.stats.lastFailure ?? "")")
+        let taken = await store.takePressSnapshot(callId: "617bdf7a1732200000", profile: profile, feeds: feeds)
+        let failure = await store.stats.lastFailure ?? ""
+        let ref = try #require(taken, "\(failure)")
         let took = clock.now - began
         #expect(ref.name == "press-617bdf7a1732200000.jpg")
         #expect(ref.bytes <= 100_000)
@@ -150,8 +151,9 @@ struct DeviceMediaStoreTests {
         let store = DeviceMediaStore(devId: profile.identity.devId, root: root.path)
         let clock = ContinuousClock()
         let began = clock.now
-        let ref = try #require(await store.recordMessage(callId: "617bdf7a1732200000", seconds: 3, profile: profile, feeds: feeds),
-                               "\(await store.stats.lastFailure ?? "")")
+        let recorded = await store.recordMessage(callId: "617bdf7a1732200000", seconds: 3, profile: profile, feeds: feeds)
+        let failure = await store.stats.lastFailure ?? ""
+        let ref = try #require(recorded, "\(failure)")
         let took = clock.now - began
         print("message 3 s from the shared feed: \(ref.bytes) bytes, recorded in \(took)")
         #expect(ref.name == "message-617bdf7a1732200000.mp4" && ref.kind == .video)
