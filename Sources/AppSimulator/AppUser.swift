@@ -29,19 +29,19 @@ public enum AppError: Error, Sendable, Equatable, CustomStringConvertible {
 public actor AppUser {
     public nonisolated let userId: String
     nonisolated let client: any MessageTransport
-    private let log: EventLog
+    let log: EventLog
     /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
     public nonisolated let clock: any EngineClock
     /// The engine, its clock and its timers (CallRuntime's one engine host, as in `Device`).
     private var host: EngineHost<AppCallEngine>
     private var engine: AppCallEngine { host.engine }
-    private var devices: [String: DeviceChannel] = [:]
+    var devices: [String: DeviceChannel] = [:]
     private var fallbackAddress: (@Sendable (String) -> DeviceAddress)?
     private var pendingProbes: [String: CheckedContinuation<AbilityAnswer?, Never>] = [:]
     private var observers = EventObservers<AppEvent>()
     private var pumps: [Task<Void, Never>] = []
-    private var random = SystemRandomNumberGenerator()
-    private var ended: [CallRecord] = []
+    var random = SystemRandomNumberGenerator()
+    var ended: [CallRecord] = []
     private var videoLinks: [String: AppVideoLink] = [:]
     /// PROTOCOL.md 4, app side: the device's answer, candidates and disconnect count only from the
     /// device the link was opened to (sans-IO, CallEngine).
@@ -50,11 +50,17 @@ public actor AppUser {
     private var finishedVideo: [String: VideoStats] = [:]
     private var finishedTimelines: [String: LinkTimeline] = [:]
     private var finishedHEVC: [String: AppHEVCReceiver.Report] = [:]
-    private var answeredAt: [String: Date] = [:]
+    var answeredAt: [String: Date] = [:]
     /// `close_reason` of each session's link the device closed with `disconnect`.
     private var disconnects: [String: Int64] = [:]
     /// This app's `from` value in pv2.x headers: low 31 bits of CRC32(userId) + 2^31 (PROTOCOL.md 2.1).
     public nonisolated let sealFrom: UInt32
+    /// PROTOCOL.md 8.1, 8.2: the doorbell calls (43 presses, `video_doorbell`), a second engine on
+    /// the same host type (AppUser+Doorbell.swift).
+    var doorbellHost: EngineHost<AppDoorbellEngine>
+    /// PROTOCOL.md 8.3, 8.4, 8.6: the DP cache and the waits for reports and 312 replies
+    /// (AppUser+DataPoints.swift, AppUser+Wake.swift, AppUser+StreamControl.swift).
+    var doorbellSide = AppDoorbellSide()
 
     /// - Parameters:
     ///   - connection: the broker; the client id is made from the user id.
@@ -77,6 +83,9 @@ public actor AppUser {
         self.clock = clock
         self.host = EngineHost(engine: AppCallEngine(config: config ?? AppEngineConfig(userId: userId)), clock: clock,
                                scheduler: timers ?? .shared)
+        self.doorbellHost = EngineHost(engine: AppDoorbellEngine(config: Self.doorbellConfig(config ?? AppEngineConfig(userId: userId))),
+                                       clock: clock, scheduler: timers ?? .shared)
+        self.doorbellSide.scheduler = timers ?? .shared
         self.sealFrom = (CRC32.checksum(Array(userId.utf8)) & 0x7FFF_FFFF) | 0x8000_0000
         self.client = transport
     }
@@ -108,6 +117,7 @@ public actor AppUser {
     /// Leaves: hangs up/cancels/rejects whatever call is on (reason `shutdown`), disconnects.
     public func stop() async {
         run(host.shutdown())
+        runDoorbell(doorbellHost.shutdown())
         for sessionId in Array(videoLinks.keys) { closeVideo(sessionId: sessionId) }
         _ = await client.disconnectAndWait(timeout: .seconds(1))
         client.close()
@@ -115,11 +125,13 @@ public actor AppUser {
         observers.finishAll()
         for (_, c) in pendingProbes { c.resume(returning: nil) }
         pendingProbes.removeAll()
+        endDoorbellWaits()
     }
 
     /// The app vanishes without a word (phone out of coverage): the socket closes, nothing is sent.
     public func vanish() {
         host.cancelAllTimers()
+        doorbellHost.cancelAllTimers()
         client.disconnectAbruptly(reconnect: false)
     }
 
@@ -153,7 +165,7 @@ public actor AppUser {
 
     private func removeObserver(_ id: UInt64) { observers.remove(id) }
 
-    private func emit(_ event: AppEvent) { observers.emit(event) }
+    func emit(_ event: AppEvent) { observers.emit(event) }
 
     // MARK: The SDK's calls
 
@@ -217,6 +229,7 @@ public actor AppUser {
     /// Tells the engine the P2P link of the session came up or went down.
     public func mediaLink(up: Bool, sessionId: String) {
         feed(up ? .mediaLinkUp(sessionId: sessionId) : .mediaLinkDown(sessionId: sessionId))
+        feedDoorbell(up ? .mediaLinkUp(sessionId: sessionId) : .mediaLinkDown(sessionId: sessionId))
     }
 
     // MARK: Video (PROTOCOL.md 4: the app offers, the device answers)
@@ -377,8 +390,10 @@ public actor AppUser {
             receiveSignal(s)
         case .abilityQuery:
             break
-        case .videoDoorbell, .doorbellPress, .dpReport, .dpSet, .dpQuery, .streamControl:
-            break  // PROTOCOL.md 8: doorbell messages are not simulated here yet
+        case .videoDoorbell, .doorbellPress, .dpReport, .streamControl:
+            receiveDoorbellSide(inbound, devId: devId)  // PROTOCOL.md 8: AppUser+Doorbell.swift
+        case .dpSet, .dpQuery:
+            break  // app -> device only (another app's, on a topic this app reads)
         }
     }
 
@@ -443,7 +458,7 @@ public actor AppUser {
         }
     }
 
-    private func publish(_ envelope: Envelope, to devId: String) throws(AppError) {
+    func publish(_ envelope: Envelope, to devId: String) throws(AppError) {
         guard var channel = devices[devId] else { throw .unknownDevice(devId) }
         let payload: [UInt8]
         do {

@@ -24,10 +24,14 @@ public final class VirtualDevice: Sendable {
 
     let history = EventHistory<DeviceEvent>()
     private let pump: Task<Void, Never>
+    /// PROTOCOL.md 8: its 43 presses and DP reports as read off its out topic (a device with DPs
+    /// or of a doorbell kind; DoorbellWatcher.swift).
+    let watcher: DoorbellWatcher?
 
-    private init(device: Device, profile: DeviceProfile, events: AsyncStream<DeviceEvent>) {
+    private init(device: Device, profile: DeviceProfile, events: AsyncStream<DeviceEvent>, watcher: DoorbellWatcher? = nil) {
         self.device = device
         self.profile = profile
+        self.watcher = watcher
         let history = self.history
         pump = Task {
             for await event in events { history.append(event) }
@@ -51,10 +55,13 @@ public final class VirtualDevice: Sendable {
         let concrete = profile.isTemplate ? try profile.instance(index: 0) : profile
         let device = try Device(profile: concrete, connection: broker.clientOptions(clientID: concrete.identity.devId),
                                 log: log)
-        let virtual = VirtualDevice(device: device, profile: concrete, events: await device.events())
+        let watcher = concrete.doorbell.kind.isTuyaDoorbell || !concrete.dataPoints.ids.isEmpty
+            ? try await DoorbellWatcher.start(profile: concrete, broker: broker) : nil
+        let virtual = VirtualDevice(device: device, profile: concrete, events: await device.events(), watcher: watcher)
         try await device.start()
         guard await device.waitUntilConnected(timeout: timeout) else {
             await device.stop()
+            await watcher?.stop()
             throw WaitTimeout(subject: "device \(concrete.identity.devId)", awaited: "connected to \(broker.url)",
                               seconds: timeout.seconds, seen: virtual.history.all.map(EventText.device))
         }
@@ -76,6 +83,7 @@ public final class VirtualDevice: Sendable {
     /// offline and disconnects. Pending waits end.
     public func stop() async {
         await device.stop()
+        await watcher?.stop()
     }
 
     // MARK: The device's buttons and the operator's actions

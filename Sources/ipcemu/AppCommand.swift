@@ -12,8 +12,8 @@ import WebRTCLink
 struct AppCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app",
-        abstract: "Play the phone app: probe a device, call it, or wait for its calls.",
-        subcommands: [Probe.self, Call.self, Listen.self]
+        abstract: "Play the phone app: probe a device, call it, wait for its calls and doorbell presses, wake it, read and set its DPs.",
+        subcommands: [Probe.self, Call.self, Listen.self, Wake.self, DPs.self]
     )
 }
 
@@ -76,6 +76,8 @@ struct EventPrinter {
         case .refused(let why): "refused: \(why)"
         case .connection(let up, let detail): up ? nil : "broker: \(detail)"
         case .signal(let s, let devId): "<- 302 \(s.type.rawValue) from=\(devId)"
+        case .doorbellPressed, .doorbellRinging, .doorbellSent, .doorbellReceived, .dpReport:
+            describeDoorbell(event)  // AppDoorbellCommands.swift
         }
     }
 
@@ -284,37 +286,46 @@ extension AppCommand {
 
     struct Listen: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Wait for calls from devices (a doorbell press) and answer them as told.",
-            discussion: "Listens on every device's out topic (smart/device/out/+) until SIGINT or SIGTERM."
+            abstract: "Wait for calls from devices and doorbell presses, and answer them as told.",
+            discussion: """
+                Listens on every device's out topic (smart/device/out/+) until SIGINT or SIGTERM. A press of a \
+                screen_ipc device is a §3 call; a press of an ac_doorbell or doorbell device is a protocol 43 \
+                press answered with video_doorbell messages (PROTOCOL.md 8). --answer: auto or accept answers \
+                either (answer / accept), reject or stop declines (reject / stop), busy replies busy (a doorbell \
+                gets stop), ignore lets it ring, manual rings only.
+                """
         )
 
         @OptionGroup var connection: AppConnectionOptions
-        @Option(help: "What to do when called: auto (answer), reject, busy, ignore, manual (ring only).")
-        var answer: String = "auto"
+        @Option(help: "What to do when called or when a doorbell rings: auto or accept, reject or stop, busy, ignore, manual (ring only).")
+        var answer: ListenAnswer = .auto
         @Option(help: "Seconds between ringing and answering (auto) or rejecting (reject).") var answerDelay: Double = 0
-        @Option(help: "Hang up this many seconds after answering.") var hangupAfter: Double?
+        @Option(help: "Hang up this many seconds after answering (a doorbell: after the device's answered).") var hangupAfter: Double?
         @Option(help: "Exit after this many calls have ended.") var calls: Int?
+        @Option(help: "Heartbeat interval in seconds once a call is answered or a doorbell accepted.")
+        var heartbeatInterval: Double = 10
+        @Option(help: "Seconds a doorbell rings on the device (its doorbell.ringTimeout); the app gives up 2 s after.")
+        var ringTimeout: Double = 25
+        @Flag(help: "Once answered or accepted, open the P2P link and receive, decode and measure the device's video (as app call --video).")
+        var video = false
 
         func validate() throws {
-            guard ["auto", "reject", "busy", "ignore", "manual"].contains(answer) else {
-                throw ValidationError("--answer must be auto, reject, busy, ignore or manual; got '\(answer)'")
-            }
+            guard heartbeatInterval > 0, heartbeatInterval.isFinite else { throw ValidationError("--heartbeat-interval must be positive") }
+            guard ringTimeout > 0, ringTimeout.isFinite else { throw ValidationError("--ring-timeout must be positive") }
+            if let h = hangupAfter, !(h >= 0 && h.isFinite) { throw ValidationError("--hangup-after must be zero or more seconds") }
             guard answerDelay >= 0, answerDelay.isFinite else { throw ValidationError("--answer-delay must be zero or more seconds") }
             if let calls, calls < 1 { throw ValidationError("--calls must be at least 1") }
         }
 
-        var policy: AnswerPolicy {
-            switch answer {
-            case "reject": answerDelay > 0 ? .rejectAfter(ms: Int64(answerDelay * 1000)) : .reject
-            case "busy": .busy
-            case "ignore": .ignore
-            case "manual": .manual
-            default: .answerAfter(ms: Int64(answerDelay * 1000))
-            }
-        }
+        var policy: AnswerPolicy { answer.policy(delaySeconds: answerDelay) }
 
         func run() async throws {
-            let app = try await connection.makeApp(config: AppEngineConfig(userId: connection.user, incomingPolicy: policy))
+            let hbMs = Int64((heartbeatInterval * 1000).rounded())
+            let app = try await connection.makeApp(config: AppEngineConfig(
+                userId: connection.user, heartbeatIntervalMs: hbMs, heartbeatTimeoutMs: hbMs * 3, incomingPolicy: policy))
+            try await app.configureDoorbells(AppDoorbellConfig(
+                userId: connection.user, heartbeatIntervalMs: hbMs, heartbeatTimeoutMs: hbMs * 3,
+                ringTimeoutMs: Int64((ringTimeout * 1000).rounded()), policy: policy))
             let template = try connection.profile.map(loadProfile)
             try await app.listenToAllDevices { devId in
                 guard let p = template else { return DeviceAddress(devId: devId) }
@@ -325,7 +336,7 @@ extension AppCommand {
             note("ipcemu app listen: \(connection.user) is waiting for calls on \(connection.broker) (Ctrl-C to stop)")
             let events = await app.events()
             let printer = EventPrinter()
-            let hangupAfter = self.hangupAfter
+            let follower = ListenFollower(app: app, userId: connection.user, hangupAfter: hangupAfter, video: video)
             let limit = calls
             let stopper = Task {
                 _ = await waitForTerminationSignal()
@@ -334,18 +345,14 @@ extension AppCommand {
             var ended = 0
             for await event in events {
                 printer.print(event)
-                if case .sent(let m, _) = event, m.event == .answer, let hangupAfter {
-                    Task {
-                        try? await Task.sleep(for: seconds(hangupAfter))
-                        try? await app.hangUp()
-                    }
-                }
+                await follower.follow(event)
                 if case .callEnded = event {
                     ended += 1
                     if let limit, ended >= limit { break }
                 }
             }
             stopper.cancel()
+            await follower.stop()
             await app.stop()
         }
     }

@@ -92,8 +92,8 @@ public actor ConsolePhone {
             e.what = .connection; e.connected = connected
         case .refused(let why):
             e.what = .refused; e.why = why
-        case .signal:
-            return
+        case .signal, .doorbellPressed, .doorbellRinging, .doorbellSent, .doorbellReceived, .dpReport:
+            return  // PROTOCOL.md 8 doorbell and DP events: not shown by the console phone yet
         }
         e.phone = await state()
         hub.publish(e, device: nil)
