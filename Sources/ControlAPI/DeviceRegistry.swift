@@ -159,6 +159,8 @@ struct DeviceMonitor: Sendable {
                 callReceivedAt.removeValue(forKey: record.sessionId)
             case .connection, .ringing, .ringingStopped, .refused, .offerRefused:
                 break
+            case .receivedDoorbell, .sentDoorbell, .pressed, .dataPointsReported, .fellAsleep, .wokeUp, .mediaStored:
+                break  // PROTOCOL.md 8: on /api/events below
             }
             hub.publish(APIViews.event(event, devId: devId, at: now), device: devId)
         }

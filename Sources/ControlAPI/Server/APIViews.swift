@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import IPCWire
 import ControlAPISpec
+import OpenAPIRuntime
 
 /// Engine and device values as the API's generated schema types (openapi.yaml, components).
 enum APIViews {
@@ -175,14 +176,14 @@ extension APIViews {
 
     /// Reported DPs by id (a decimal string), each value as its JSON kind (PROTOCOL.md 8.3).
     static func dataPoints(_ entries: [DPEntry]) -> S.DeviceEvent.DpsPayload {
-        var fields: [String: (any Sendable)?] = [:]
+        var fields: [String: OpenAPIValueContainer] = [:]
         for entry in entries {
             switch entry.value {
-            case .bool(let b): fields[String(entry.id)] = b
-            case .int(let i): fields[String(entry.id)] = i
-            case .string(let s): fields[String(entry.id)] = s
+            case .bool(let b): fields[String(entry.id)] = OpenAPIValueContainer(booleanLiteral: b)
+            case .int(let i): fields[String(entry.id)] = OpenAPIValueContainer(integerLiteral: Int(clamping: i))
+            case .string(let s): fields[String(entry.id)] = OpenAPIValueContainer(stringLiteral: s)
             }
         }
-        return S.DeviceEvent.DpsPayload(additionalProperties: (try? OpenAPIObjectContainer(unvalidatedValue: fields)) ?? OpenAPIObjectContainer())
+        return S.DeviceEvent.DpsPayload(additionalProperties: fields)
     }
 }
