@@ -84,6 +84,16 @@ struct FleetCommand: AsyncParsableCommand {
         valueName: "SECONDS"))
     var shutdownDeadline: Double = 30
 
+    @Option(help: ArgumentHelp(
+        "Idle seconds before a low-power doorbell sleeps (PROTOCOL.md 8.4), for every low-power profile (default: each profile's power.sleepAfter).",
+        valueName: "SECONDS"))
+    var sleepAfter: Double?
+
+    @Option(help: ArgumentHelp(
+        "Seconds from a wake to DP 149 true, for every low-power profile (default: each profile's power.wakeLatency).",
+        valueName: "SECONDS"))
+    var wakeLatency: Double?
+
     /// Positions LO:HI of the plan (a worker's block, given by its supervisor).
     @Option(help: .hidden) var block: String?
 
@@ -101,6 +111,12 @@ struct FleetCommand: AsyncParsableCommand {
         }
         guard shutdownDeadline > 0, shutdownDeadline <= 86_400 else {
             throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0 and at most 86400")
+        }
+        if let sleepAfter, !(sleepAfter > 0 && sleepAfter <= DeviceProfile.Power.Limits.sleepAfter) {
+            throw ValidationError("--sleep-after must be a number of seconds greater than 0 and at most 86400")
+        }
+        if let wakeLatency, !(wakeLatency >= 0 && wakeLatency <= DeviceProfile.Power.Limits.wakeLatency) {
+            throw ValidationError("--wake-latency must be a number of seconds from 0 to 60")
         }
         guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be human or json") }
         guard LogLevel(rawValue: logLevel) != nil else {
@@ -175,7 +191,8 @@ struct FleetCommand: AsyncParsableCommand {
         connection.keepAlive = first?.broker.keepAlive ?? 30
         let options = Fleet.Options(
             connection: connection, threads: threads, connectRate: connectRate, window: connectWindow,
-            answerPolicy: try answer.map(parseAnswerPolicy), sourceAddresses: sources, log: log)
+            answerPolicy: try answer.map(parseAnswerPolicy), sourceAddresses: sources, log: log,
+            sleepAfter: sleepAfter, wakeLatency: wakeLatency)
         return try Fleet(plan: plan, positions: positions, options: options)
     }
 
@@ -267,11 +284,15 @@ final class FleetOutput: Sendable {
         }
     }
 
-    func online(_ r: FleetStartReport, rssBytes: Int, rssBeforeBytes: Int, pssBytes: Int, processes: Int, brokerURL: String) {
+    func online(_ r: FleetStartReport, rssBytes: Int, rssBeforeBytes: Int, pssBytes: Int, processes: Int, brokerURL: String,
+                power: FleetPowerCounts? = nil) {
         let perDevice = r.started > 0 ? Double(rssBytes) / Double(r.started) : 0
         if json {
             var line = #"{"event":"online","online":\#(r.online),"started":\#(r.started),"planned":\#(r.planned),"seconds":\#(format(r.elapsed)),"#
             line += #""rssBytes":\#(rssBytes),"rssBytesBeforeDevices":\#(rssBeforeBytes),"rssBytesPerDevice":\#(Int(perDevice)),"pssBytes":\#(pssBytes),"processes":\#(processes),"broker":"\#(escape(brokerURL))""#
+            if let power, power.lowPower > 0 {
+                line += #","lowPower":\#(power.lowPower),"awake":\#(power.awake),"asleep":\#(power.asleep),"waking":\#(power.waking)"#
+            }
             if let s = r.shortage { line += #","error":"\#(escape(s))""# }
             if !r.failures.isEmpty { line += #","failures":[\#(r.failures.map { "\"\(escape($0))\"" }.joined(separator: ","))]"# }
             say(line + "}")
@@ -279,8 +300,39 @@ final class FleetOutput: Sendable {
             say(String(format: "fleet: %d of %d devices online in %@ s, %.1f KB RSS per device (%.1f MB in %d process%@, PSS %.1f MB) on %@",
                        r.online, r.planned, format(r.elapsed), perDevice / 1024, Double(rssBytes) / 1_048_576,
                        processes, processes == 1 ? "" : "es", Double(pssBytes) / 1_048_576, brokerURL))
+            if let power, power.lowPower > 0 { self.power(power) }
             if let s = r.shortage { note("error: \(s)") }
             for f in r.failures { note("error: \(f)") }
+        }
+    }
+
+    /// The low-power devices' states (PROTOCOL.md 8.4): after start-up, and whenever they change.
+    func power(_ p: FleetPowerCounts) {
+        if json {
+            say(#"{"event":"power","lowPower":\#(p.lowPower),"awake":\#(p.awake),"asleep":\#(p.asleep),"waking":\#(p.waking)}"#)
+        } else {
+            say("fleet: \(p.lowPower) low-power devices: \(p.awake) awake, \(p.asleep) asleep, \(p.waking) waking")
+        }
+    }
+
+    /// Prints a `power` line every second in which the low-power devices' states changed (none
+    /// for a fleet without low-power devices); `extra` adds other processes' counts (a supervisor's
+    /// workers). Cancel the task to stop it.
+    func watchPower(_ fleet: Fleet, extra: @escaping @Sendable () -> FleetPowerCounts = { FleetPowerCounts() }) -> Task<Void, Never> {
+        Task {
+            var last: FleetPowerCounts?
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard !Task.isCancelled else { break }
+                var now = await fleet.powerCounts()
+                let more = extra()
+                now.lowPower += more.lowPower
+                now.awake += more.awake
+                now.asleep += more.asleep
+                now.waking += more.waking
+                if now.lowPower > 0, now != last { power(now) }
+                last = now
+            }
         }
     }
 

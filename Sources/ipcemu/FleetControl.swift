@@ -75,7 +75,10 @@ struct FleetFaultsCommand: AsyncParsableCommand {
             --reconnect-storm SECONDS drops every device's MQTT connection without DISCONNECT (the broker \
             publishes every last will) and reconnects each after SECONDS plus up to --jitter SECONDS. \
             --suppress-heartbeats FRACTION makes that share of the devices (0 to 1, chosen at random) stop \
-            answering heartbeats; 0 restores them. Without options it prints the fleet's state.
+            answering heartbeats; 0 restores them. --wake N wakes N random low-power doorbells at once (a wake \
+            storm, PROTOCOL.md 8.4); --wake-rate R --seconds S wakes R random ones a second for S seconds. The \
+            fleet times every wake (GET /api/fleet: wakesCompleted, wakeLatencyP50Ms/P99Ms; its log at info). \
+            Without options it prints the fleet's state.
             """)
     @OptionGroup var api: ControlClientOptions
     @Option(help: ArgumentHelp("Drop every device's MQTT connection and reconnect after SECONDS.", valueName: "SECONDS"))
@@ -84,6 +87,20 @@ struct FleetFaultsCommand: AsyncParsableCommand {
     var jitter: Double = 0
     @Option(help: ArgumentHelp("Share of the devices (0 to 1) that stop answering heartbeats.", valueName: "FRACTION"))
     var suppressHeartbeats: Double?
+    @Option(help: ArgumentHelp("Wake N random low-power doorbells at once (a wake storm).", valueName: "N"))
+    var wake: Int?
+    @Option(help: ArgumentHelp("Wake R random low-power doorbells a second (with --seconds).", valueName: "R"))
+    var wakeRate: Double?
+    @Option(help: ArgumentHelp("How long --wake-rate goes on.", valueName: "SECONDS"))
+    var seconds: Double = 10
+
+    func validate() throws {
+        if let wake, !(0...1_000_000).contains(wake) { throw ValidationError("--wake must be 0 to 1000000, got \(wake)") }
+        if let wakeRate, !(wakeRate > 0 && wakeRate <= 100_000) {
+            throw ValidationError("--wake-rate must be a number of wakes a second greater than 0 and at most 100000")
+        }
+        guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be greater than 0 and at most 86400") }
+    }
 
     func run() async throws {
         try await runControl {
@@ -100,7 +117,13 @@ struct FleetFaultsCommand: AsyncParsableCommand {
                     try await $0.fleetSuppressHeartbeats(body: .json(body)).ok.body.json
                 })
             }
-            if reconnectStorm == nil, suppressHeartbeats == nil {
+            if let wake {
+                printJSON(try await Self.wake(wake, client: client))
+            }
+            if let wakeRate {
+                printJSON(try await Self.wake(rate: wakeRate, seconds: seconds, client: client))
+            }
+            if reconnectStorm == nil, suppressHeartbeats == nil, wake == nil, wakeRate == nil {
                 printJSON(try await client.call("GET /api/fleet") { try await $0.getFleet().ok.body.json })
             }
         }

@@ -29,6 +29,8 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
         var online: [String: Any]?
         var progressOnline = 0
         var stopped: [String: Any]?
+        /// The worker's last `power` line (PROTOCOL.md 8.4 counts).
+        var power = FleetPowerCounts()
         var buffer = Data()
 
         init(block: Range<Int>) { self.block = block }
@@ -105,10 +107,30 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
         let pids = lock.withLock { workers.map { $0.process.processIdentifier } }
         let rss = pids.compactMap { ProcessMemory.residentBytes(pid: $0) }.reduce(ProcessMemory.residentBytes() ?? 0, +)
         let pss = pids.compactMap { ProcessMemory.proportionalBytes(pid: $0) }.reduce(ProcessMemory.proportionalBytes() ?? 0, +)
-        output.online(summary, rssBytes: rss, rssBeforeBytes: 0, pssBytes: pss, processes: workerCount, brokerURL: brokerURL)
+        var power = await fleet.powerCounts()
+        for w in lock.withLock({ workers }) {
+            let p = lock.withLock { w.power }
+            power.lowPower += p.lowPower
+            power.awake += p.awake
+            power.asleep += p.asleep
+            power.waking += p.waking
+        }
+        output.online(summary, rssBytes: rss, rssBeforeBytes: 0, pssBytes: pss, processes: workerCount, brokerURL: brokerURL,
+                      power: power)
         await register(fleet, in: registry, log: log)
+        let powerLines = output.watchPower(fleet) { [self] in
+            lock.withLock {
+                workers.reduce(into: FleetPowerCounts()) { sum, w in
+                    sum.lowPower += w.power.lowPower
+                    sum.awake += w.power.awake
+                    sum.asleep += w.power.asleep
+                    sum.waking += w.power.waking
+                }
+            }
+        }
 
         try? await gracefulShutdown()
+        powerLines.cancel()
         let stopBegan = ContinuousClock.now
         await stopWorkers()
         output.stopped(devices: summary.started, took: ContinuousClock.now - stopBegan)
@@ -159,8 +181,11 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
                       let event = object["event"] as? String else { continue }
                 switch event {
                 case "progress": worker.progressOnline = (object["online"] as? Int) ?? worker.progressOnline
-                case "online": worker.online = object
+                case "online":
+                    worker.online = object
+                    worker.power = Self.power(object) ?? worker.power
                 case "stopped": worker.stopped = object
+                case "power": worker.power = Self.power(object) ?? worker.power
                 case "note":
                     if let m = object["message"] as? String, !m.hasPrefix("shutting down"), !m.hasPrefix("control API") {
                         output.note("worker \(worker.block): \(m)")
@@ -169,6 +194,13 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
                 }
             }
         }
+    }
+
+    /// A worker's power counts from its `online` or `power` line (nil when it has no low-power devices).
+    static func power(_ object: [String: Any]) -> FleetPowerCounts? {
+        guard let n = object["lowPower"] as? Int else { return nil }
+        return FleetPowerCounts(lowPower: n, awake: (object["awake"] as? Int) ?? 0, asleep: (object["asleep"] as? Int) ?? 0,
+                                waking: (object["waking"] as? Int) ?? 0)
     }
 
     private func workerArguments(_ block: Range<Int>) -> [String] {
@@ -189,6 +221,8 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
         if let max = c.maxDevicesPerProcess { args += ["--max-devices-per-process", String(max)] }
         if let journal = c.controlOptions.journal { args += ["--journal", journal] }   // one file per process
         if c.metricsPerDevice { args += ["--metrics-per-device"] }
+        if let s = c.sleepAfter { args += ["--sleep-after", String(s)] }
+        if let l = c.wakeLatency { args += ["--wake-latency", String(l)] }
         args += ["--shutdown-deadline", String(c.shutdownDeadline)]
         return args
     }

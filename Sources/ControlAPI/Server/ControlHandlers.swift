@@ -219,8 +219,9 @@ struct ControlHandlers: APIProtocol {
             if s.connected { online += 1 }
             if s.phase != .idle && s.phase != .shutDown { inCall += 1 }
         }
-        return .ok(.init(body: .json(.init(devices: devices.count, online: online, inCall: inCall, planned: fleet.positions.count,
-                                           firstPosition: fleet.positions.lowerBound))))
+        let state = Components.Schemas.FleetState(devices: devices.count, online: online, inCall: inCall,
+                                                  planned: fleet.positions.count, firstPosition: fleet.positions.lowerBound)
+        return .ok(.init(body: .json(await Self.addingPower(of: fleet, to: state))))
     }
 
     func fleetDropConnection(_ input: Operations.FleetDropConnection.Input) async throws -> Operations.FleetDropConnection.Output {

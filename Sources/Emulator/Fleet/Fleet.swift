@@ -32,10 +32,15 @@ public final class Fleet: Sendable {
         /// Descriptors kept free for the runtime.
         public var descriptorReserve: Int
         public var log: EventLog
+        /// Overrides `power.sleepAfter` of every low-power profile (`--sleep-after`; PROTOCOL.md 8.4).
+        public var sleepAfter: Double?
+        /// Overrides `power.wakeLatency` of every low-power profile (`--wake-latency`).
+        public var wakeLatency: Double?
 
         public init(connection: MQTTClientOptions, threads: Int = 2, connectRate: Double? = nil, window: Int = Fleet.defaultWindow,
                     answerPolicy: DeviceProfile.AnswerPolicy? = nil, sourceAddresses: [String] = [],
-                    descriptorReserve: Int = DescriptorBudget.defaultReserve, log: EventLog = EventLog(minimumLevel: .error)) {
+                    descriptorReserve: Int = DescriptorBudget.defaultReserve, log: EventLog = EventLog(minimumLevel: .error),
+                    sleepAfter: Double? = nil, wakeLatency: Double? = nil) {
             self.connection = connection
             self.threads = threads
             self.connectRate = connectRate
@@ -44,6 +49,8 @@ public final class Fleet: Sendable {
             self.sourceAddresses = sourceAddresses
             self.descriptorReserve = descriptorReserve
             self.log = log
+            self.sleepAfter = sleepAfter
+            self.wakeLatency = wakeLatency
         }
     }
 
@@ -58,6 +65,8 @@ public final class Fleet: Sendable {
     /// Every device's call timers, in one heap.
     public let timers = TimerScheduler(name: "fleet-timers")
     private let state = FleetState()
+    /// Wakes asked of the fleet (`wakeRandom`) and how long each took (Fleet+Power.swift).
+    let wakeStats = FleetWakeStats()
 
     public init(plan: FleetPlan, positions: Range<Int>, options: Options) throws {
         self.plan = plan
@@ -164,6 +173,10 @@ public final class Fleet: Sendable {
     private func makeDevice(at position: Int) throws -> Device {
         var profile = try plan.profile(at: position)
         if let policy = options.answerPolicy { profile.behaviour.answerPolicy = policy }
+        if profile.power.lowPower {
+            if let s = options.sleepAfter { profile.power.sleepAfter = s }
+            if let l = options.wakeLatency { profile.power.wakeLatency = l }
+        }
         var connection = options.connection
         connection.clientID = profile.identity.devId
         if !options.sourceAddresses.isEmpty {

@@ -22,9 +22,11 @@ struct FleetService: Service, CustomStringConvertible {
         let report = await fleet.start { progress in output.progress(progress) }
         let rss = ProcessMemory.residentBytes() ?? 0
         output.online(report, rssBytes: rss, rssBeforeBytes: rssBefore, pssBytes: ProcessMemory.proportionalBytes() ?? 0,
-                      processes: 1, brokerURL: brokerURL)
+                      processes: 1, brokerURL: brokerURL, power: await fleet.powerCounts())
         await register(fleet, in: registry, log: log)
+        let powerLines = output.watchPower(fleet)   // PROTOCOL.md 8.4: asleep/awake counts as they change
         try? await gracefulShutdown()
+        powerLines.cancel()
         let took = await fleet.stop()
         output.stopped(devices: report.started, took: took)
     }
