@@ -90,6 +90,7 @@ struct PowerSleepWakeTests {
         let sim = try PowerSim(batteryConfig(sleepAfterMs: 1000, wakeLatencyMs: 1000))
         sim.advance(1000)
         #expect(!sim.machine.isAwake)
+        sim.advance(10)
         let asked = sim.now
         sim.wake()
         #expect(sim.machine.state == .waking(until: asked + 1000))
@@ -165,6 +166,7 @@ struct PowerSleepWakeTests {
     func pressWakesAtOnce() throws {
         let sim = try PowerSim(batteryConfig(sleepAfterMs: 1000, wakeLatencyMs: 3000))
         sim.advance(1000)
+        sim.advance(10)
         let pressed = sim.now
         sim.press()
         #expect(sim.machine.isAwake)
@@ -201,6 +203,7 @@ struct PowerSleepWakeTests {
         let sim = try PowerSim(batteryConfig(sleepAfterMs: 1000, wakeLatencyMs: 0, dps: [145]))
         sim.advance(1000)
         #expect(sim.events(since: 0) == [.fellAsleep])
+        sim.advance(10)
         let at = sim.now
         sim.wake()
         #expect(sim.machine.isAwake)
