@@ -152,6 +152,7 @@ public final class VirtualAppUser: Sendable {
     private func resolvedSession(_ sessionId: String?) async -> String? {
         if let sessionId { return sessionId }
         if let current = await user.session?.sessionId { return current }
+        if let doorbell = await user.doorbellSession?.sessionId { return doorbell }  // PROTOCOL.md 8.2
         return await user.endedCalls.last?.sessionId
     }
 

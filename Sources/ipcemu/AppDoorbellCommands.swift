@@ -233,7 +233,8 @@ extension AppCommand {
                 without either it prints what came within --wait. Values are typed by the DP catalogue: \
                 149=true is a bool, 147=30 an integer, 146=1 the string "1"; outside the catalogue true/false \
                 is a bool, digits an integer, anything else a string; quote to force a string (149="'yes'"). \
-                Exit 0 when a report came, \(CallExitCode.noDevice.rawValue) when none did.
+                --until ID=VALUE ends once that value was reported (for example 149=false: the doorbell fell \
+                asleep). Exit 0 when a report came (and every --until value), \(CallExitCode.noDevice.rawValue) when not.
                 """
         )
 
@@ -243,6 +244,8 @@ extension AppCommand {
         @Option(name: .customLong("set"), help: "A DP to set, ID=VALUE (repeatable).") var assignments: [DPAssignment] = []
         @Flag(help: "Ask the device to report the DPs listed after the device id (protocol 31), or all of them.")
         var query = false
+        @Option(help: "End once the device reported this DP with this value, ID=VALUE (repeatable; typed as --set); exit \(CallExitCode.noDevice.rawValue) if not within --wait.")
+        var until: [DPAssignment] = []
         @Option(help: "Seconds to wait for the reports.") var wait: Double = 5
         @Option(help: "Seconds to keep listening once the DPs awaited came (DPs that change as a result).")
         var settle: Double = 0.3
@@ -273,7 +276,8 @@ extension AppCommand {
                 await app.stop()
                 throw ExitCode(CallExitCode.failed.rawValue)
             }
-            let interactive = !assignments.isEmpty || query
+            let interactive = !assignments.isEmpty || query || !until.isEmpty
+            var untilLeft = until
             let devId = self.devId
             // The app's events until --wait passes or the DPs awaited came (plus --settle).
             let (reports, input) = AsyncStream.makeStream(of: [DPId: DPValue].self)
@@ -292,7 +296,8 @@ extension AppCommand {
             for await dps in reports {
                 seen.merge(dps) { _, new in new }
                 awaited.subtract(dps.keys)
-                if interactive, settler == nil, awaited.isEmpty || wantsAny {
+                untilLeft.removeAll { dps[$0.id] == $0.value }
+                if interactive, settler == nil, awaited.isEmpty || wantsAny, untilLeft.isEmpty {
                     let settle = self.settle
                     settler = Task {
                         try? await Task.sleep(for: seconds(settle))
@@ -307,6 +312,10 @@ extension AppCommand {
             say(JSONValue.object(["devId": .string(devId), "dps": DPPrinting.json(seen)]).jsonString)
             if seen.isEmpty {
                 note("ipcemu app dps: no report from \(devId) within \(wait) s")
+                throw ExitCode(CallExitCode.noDevice.rawValue)
+            }
+            if !untilLeft.isEmpty {
+                note("ipcemu app dps: not reported within \(wait) s: " + untilLeft.map(\.description).joined(separator: ", "))
                 throw ExitCode(CallExitCode.noDevice.rawValue)
             }
             if !awaited.isEmpty {
