@@ -71,14 +71,14 @@ struct DeviceMediaStoreTests {
         #expect(await store.list().map(\.name) == ["motion-3.jpg", "motion-4.jpg", "motion-5.jpg"])
         #expect(!FileManager.default.fileExists(atPath: store.directory + "/motion-1.jpg"))
         #expect(await store.stats.evicted == 2)
-        // 700 more bytes: 300 + 700 > 1000, so the two oldest go.
-        try await store.store([UInt8](repeating: 0, count: 700), name: "message-m1.mp4", durationSeconds: 3)
+        // 850 more bytes: a fourth file (motion-3 goes), then 200 + 850 > 1000 (motion-4 goes).
+        try await store.store([UInt8](repeating: 0, count: 850), name: "message-m1.mp4", durationSeconds: 3)
         #expect(await store.list().map(\.name) == ["motion-5.jpg", "message-m1.mp4"])
         #expect(await store.stats.evicted == 4)
         // Reopened (a configured folder reused): the files are found again, oldest first.
         let again = DeviceMediaStore(devId: "dev-limits", root: root.path)
         #expect(Set(await again.list().map(\.name)) == ["motion-5.jpg", "message-m1.mp4"])
-        #expect(await again.read("message-m1.mp4")?.count == 700)
+        #expect(await again.read("message-m1.mp4")?.count == 850)
     }
 
     @Test("DP 154/115, 185 and 212 values: base64 JSON in the shapes of PROTOCOL.md 8.3 and 8.5")

@@ -54,10 +54,16 @@ struct PushTests {
 
         deinit {
             output.fileHandleForReading.readabilityHandler = nil
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-            }
+            // SIGKILL: the child inherits the test process's blocked signals, SIGTERM among them.
+            // Not `waitUntilExit`: on Linux it spins a run loop that never finishes on a test's thread.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+
+        /// Stops the server and waits (at most 5 s) until it has exited: its port is closed.
+        func stop() async {
+            kill(process.processIdentifier, SIGKILL)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         }
 
         var all: [String] { lock.withLock { lines } }
@@ -185,8 +191,8 @@ struct PushTests {
         // Nothing listens on the port of a server that has gone: refused at once.
         let closed = try PushServer()
         let closedBase = try await closed.base()
-        closed.process.terminate()
-        closed.process.waitUntilExit()
+        await closed.stop()
+        #expect(!closed.process.isRunning)
         let unreachable = PushSender(configuration: PushConfiguration(url: closedBase + "/push"))
         let clock = ContinuousClock()
         let began = clock.now
