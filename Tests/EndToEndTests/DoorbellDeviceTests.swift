@@ -40,6 +40,7 @@ extension EndToEnd {
         func pressAnnounces() async throws {
             try await withHarness(profile: "ac-doorbell.yaml", edit: Self.acDoorbell) { h in
                 let before = WallClock.nowSeconds()
+                let mark = h.wire.reports().count
                 let callId = try await h.device.press()
                 let press = try #require(await h.wire.waitForDoorbellPress())
                 #expect(press.devId == h.devId && press.etype == "ac_doorbell" && press.edata == callId)
@@ -47,7 +48,8 @@ extension EndToEnd {
                 #expect(callId.count >= 18 && callId.prefix(8).allSatisfy { $0.isHexDigit && !$0.isUppercase })
                 let seconds = try #require(Int64(callId.dropFirst(8)))
                 #expect(seconds >= before && seconds <= WallClock.nowSeconds())
-                let report = try #require(await h.wire.waitForReport { $0[136] != nil && $0[154] != nil })
+                let report = try #require(await h.wire.waitForReport(afterCount: mark) { $0[136] != nil && $0[154] != nil })
+                #expect(report.dps.count == 3, "the press's report carries exactly DP 136, 154 and 185")
                 #expect(report[136] == .string(String(seconds)))
                 #expect(report[185] != nil, "DP 185 came in another report")
                 // DP 154's reference names the press snapshot on the control API's media route.
@@ -143,8 +145,10 @@ extension EndToEnd {
                     "devId": .string(h.devId), "uid": .string("user-alice"),
                     "dps": .object(["134": .bool(false), "136": .string("1"), "150": .string("yes"), "999": .bool(true)]),
                 ])])
+                let mark = h.wire.reports().count
                 try await h.sendJSON(set)
-                let report = try #require(await h.wire.waitForReport { $0[134] != nil })
+                let report = try #require(await h.wire.waitForReport(afterCount: mark) { $0[134] != nil })
+                #expect(report.dps.count == 3, "every DP the message set (changed or not) and nothing else")
                 #expect(report[134] == .bool(false), "the writable DP was not applied")
                 #expect(report[136] != .string("1"), "a read-only DP was applied")
                 #expect(report[136] != nil && report[150] == .bool(true), "refused DPs are reported back with their value")
@@ -154,8 +158,10 @@ extension EndToEnd {
                 let query: JSONValue = .object(["protocol": .int(31), "t": .int(WallClock.nowSeconds()), "data": .object([
                     "devId": .string(h.devId), "uid": .string("user-alice"), "dpIds": .array([.int(134), .int(146)]),
                 ])])
+                let queried = h.wire.reports().count
                 try await h.sendJSON(query)
-                let answer = try #require(await h.wire.waitForReport { $0.dps.count == 2 && $0[146] != nil })
+                let answer = try #require(await h.wire.waitForReport(afterCount: queried) { _ in true })
+                #expect(answer.dps.count == 2)
                 #expect(answer[134] == .bool(false) && answer[146] == .string("1"))
             }
         }
@@ -178,10 +184,11 @@ extension EndToEnd {
                 #expect(await h.deviceEvents.first { if case .refused(let why) = $0, why.contains("CRC32") { true } else { nil } } != nil)
                 #expect(await h.device.powerState == .asleep)
 
+                let mark = h.wire.reports().count
                 let started = ContinuousClock.now
                 try await h.raw.publishAndWaitForAck(topic: "m/w/\(h.devId)", payload: WakeCheck.payload(localKey: Array(h.profile.identity.localKey.utf8)),
                                                      qos: 1, retain: false, timeout: .seconds(3))
-                let awake = try #require(await h.wire.waitForReport { $0[149] == .bool(true) })
+                let awake = try #require(await h.wire.waitForReport(afterCount: mark) { $0[149] == .bool(true) })
                 let latency = ContinuousClock.now - started
                 #expect(latency >= .milliseconds(280) && latency < .seconds(2), "awake after \(latency)")
                 #expect(awake.dps.count == h.profile.dataPoints.ids.count, "on waking the device reports every DP")
@@ -194,14 +201,16 @@ extension EndToEnd {
         func wakeByDataPointAndPress() async throws {
             try await withHarness(profile: "battery-doorbell.yaml", edit: Self.batteryDoorbell) { h in
                 _ = try #require(await h.wire.waitForReport(within: .seconds(5)) { $0[149] == .bool(false) })
+                let mark = h.wire.reports().count
                 try await h.sendJSON(.object(["protocol": .int(5), "t": .int(WallClock.nowSeconds()), "data": .object([
                     "devId": .string(h.devId), "uid": .string("user-alice"), "dps": .object(["149": .bool(true), "134": .bool(false)])])]))
-                let awake = try #require(await h.wire.waitForReport { $0[149] == .bool(true) })
+                let awake = try #require(await h.wire.waitForReport(afterCount: mark) { $0[149] == .bool(true) })
                 #expect(awake.dps.count > 2)
                 // The held command's other DP is applied once awake and reported.
-                #expect(await h.wire.waitForReport { $0[134] == .bool(false) } != nil)
+                #expect(await h.wire.waitForReport(afterCount: mark) { $0[134] == .bool(false) } != nil)
 
-                _ = try #require(await h.wire.waitForReport(after: awake, within: .seconds(5)) { $0[149] == .bool(false) })
+                let awakeMark = h.wire.reports().count
+                _ = try #require(await h.wire.waitForReport(afterCount: awakeMark, within: .seconds(5)) { $0[149] == .bool(false) })
                 let pressedAt = ContinuousClock.now
                 _ = try await h.device.press()
                 #expect(await h.wire.waitForDoorbellPress() != nil)
@@ -212,7 +221,10 @@ extension EndToEnd {
 
         @Test("8.2 + 4: the accepting user's link carries video; another user's offer is refused")
         func acceptThenVideo() async throws {
-            try await withHarness(profile: "ac-doorbell.yaml", edit: Self.acDoorbell) { h in
+            try await withHarness(profile: "ac-doorbell.yaml", edit: {
+                Self.acDoorbell(&$0)
+                $0.capabilities.liveView = false  // else bob's offer is a live view, which the profile allows
+            }) { h in
                 let (alice, _) = try await h.app("user-alice")
                 let (bob, _) = try await h.app("user-bob")
                 let callId = try await h.device.press()
@@ -314,14 +326,11 @@ extension WireTap {
         return doorbellMessages(event)
     }
 
-    /// The first report (after `earlier`, when given) that matches.
-    func waitForReport(after earlier: DPReport? = nil, within timeout: Duration = .seconds(5),
+    /// The first report from the `afterCount`-th on (`reports().count` taken before the action)
+    /// that matches.
+    func waitForReport(afterCount mark: Int = 0, within timeout: Duration = .seconds(5),
                        _ match: @escaping @Sendable (DPReport) -> Bool) async -> DPReport? {
-        let pick: @Sendable () -> DPReport? = {
-            var all = self.reports()
-            if let earlier, let i = all.firstIndex(of: earlier) { all = Array(all[(i + 1)...]) }
-            return all.first(where: match)
-        }
+        let pick: @Sendable () -> DPReport? = { self.reports().dropFirst(mark).first(where: match) }
         _ = await eventually(timeout: timeout) { pick() != nil }
         return pick()
     }

@@ -65,6 +65,10 @@ public struct PowerMachine: Sendable {
     var isShutDown = false
     var battery: BatteryAccount
 
+    /// How early (ms) a due timer may come back and still count (the scheduler's monotonic clock
+    /// against the wall clock the machine is fed).
+    public static let earlyFiringToleranceMs: Int64 = 100
+
     /// At most this many protocol 5 commands are held while asleep; later ones are dropped.
     public static let heldLimit = 16
 
@@ -216,9 +220,11 @@ public struct PowerMachine: Sendable {
     /// A timer the machine armed is due. One no longer armed (cancelled, replaced) is stale and
     /// changes nothing.
     public mutating func timerFired(_ timer: CallTimer, now: Int64) -> [PowerEffect] {
-        // A timer fed back before its due time (a replaced arming the glue still ran) is stale too.
-        guard !isShutDown, timer.sessionId == config.devId, let due = timers.dueTime(of: timer), now >= due,
-              timers.take(timer)
+        // A timer fed back well before its due time (a replaced arming the glue still ran) is stale
+        // too. The scheduler runs on a monotonic clock and the machine on the wall clock, so a due
+        // timer may come back a few milliseconds "early": that much is tolerated.
+        guard !isShutDown, timer.sessionId == config.devId, let due = timers.dueTime(of: timer),
+              now.addingSaturating(Self.earlyFiringToleranceMs) >= due, timers.take(timer)
         else { return [] }
         switch (timer.kind, state) {
         case (.sleepAfter, .awake) where openSessions == 0 && battery.streams == 0:
