@@ -4,13 +4,13 @@ The plugin (``ipcemu_pytest.plugin``) registers itself with pytest through the `
 point when the package is installed (``pip install ./python``).
 """
 
-from .app import AppUser, CallResult, Listener
+from .app import AppUser, CallResult, Listener, WakeResult
 from .binary import find_ipcemu
 from .broker import Broker
 from .device import ControlError, Device, Fleet, WaitTimeout
-from .profile import doorbell_profile, to_yaml
+from .profile import battery_doorbell_profile, doorbell_profile, to_yaml
 
 __all__ = [
     "AppUser", "Broker", "CallResult", "ControlError", "Device", "Fleet", "Listener", "WaitTimeout",
-    "find_ipcemu", "doorbell_profile", "to_yaml",
+    "WakeResult", "find_ipcemu", "battery_doorbell_profile", "doorbell_profile", "to_yaml",
 ]

@@ -35,6 +35,20 @@ def doorbell_profile(dev_id: Optional[str] = None, household: Optional[List[str]
     return profile
 
 
+def battery_doorbell_profile(dev_id: Optional[str] = None, household: Optional[List[str]] = None,
+                             sleep_after: float = 2, wake_latency: float = 0.5, ring_timeout: float = 15,
+                             **sections: Any) -> Dict[str, Any]:
+    """A battery doorbell (PROTOCOL.md 8, ``doorbell.kind: doorbell``): a press sends protocol 43,
+    it sleeps after ``sleep_after`` idle seconds (DP 149 false) and wakes ``wake_latency`` seconds
+    after a wake. Otherwise as ``doorbell_profile``."""
+    profile = doorbell_profile(dev_id=dev_id or "py-battdoor-" + uuid.uuid4().hex[:8], household=household)
+    profile["identity"]["category"] = "dghsxj"
+    profile["doorbell"] = {"kind": "doorbell", "ringTimeout": ring_timeout}
+    profile["power"] = {"lowPower": True, "sleepAfter": sleep_after, "wakeLatency": wake_latency, "source": "battery"}
+    profile.update(sections)
+    return profile
+
+
 def to_yaml(value: Any, indent: int = 0) -> str:
     """YAML for nested dicts, lists and scalars (JSON scalars are valid YAML scalars)."""
     pad = "  " * indent
