@@ -219,6 +219,35 @@ extension EndToEnd {
             }
         }
 
+        @Test("8.4: video sent drains the battery (DP 145 at each whole percent); crossing DP 147 reports DP 212 ipc_low_battery once")
+        func batteryDrainsToLowBattery() async throws {
+            try await withHarness(profile: "battery-doorbell.yaml", edit: {
+                Self.batteryDoorbell(&$0)
+                $0.power.sleepAfter = 30
+                $0.power.source = .battery
+                $0.power.battery = 22
+                $0.power.lowBatteryThreshold = 20
+                $0.power.drainPerStreamMinute = 60  // 1 % a second per stream
+            }) { h in
+                let (alice, _) = try await h.app("user-alice")
+                let mark = h.wire.reports().count
+                try await alice.openVideo(sessionId: "live-\(UInt32.random(in: 0...UInt32.max))", devId: h.devId)
+                let at21 = try #require(await h.wire.waitForReport(afterCount: mark, within: .seconds(8)) { $0[145] == .int(21) })
+                #expect(at21.dps.count == 1)
+                let low = try #require(await h.wire.waitForAlert("ipc_low_battery", within: .seconds(8)))
+                #expect(low["type"] == .string("none"))
+                #expect(h.wire.reports().dropFirst(mark).contains { $0[145] == .int(20) })
+                // Once: the next whole percent (19) comes without a second alert.
+                _ = try #require(await h.wire.waitForReport(afterCount: mark, within: .seconds(5)) { $0[145] == .int(19) })
+                let alerts = h.wire.reports().dropFirst(mark).filter { report in
+                    guard case .string(let t)? = report[212], let d = Data(base64Encoded: t) else { return false }
+                    return String(decoding: d, as: UTF8.self).contains("ipc_low_battery")
+                }
+                #expect(alerts.count == 1)
+                #expect(await h.device.batteryPercent <= 19)
+            }
+        }
+
         @Test("8.2 + 4: the accepting user's link carries video; another user's offer is refused")
         func acceptThenVideo() async throws {
             try await withHarness(profile: "ac-doorbell.yaml", edit: {
