@@ -84,13 +84,11 @@ public struct ResolvedTopics: Sendable, Equatable, Hashable {
     /// PROTOCOL.md 8.4: a publish here (the CRC32 of the localKey) wakes a sleeping device.
     public var wake: String
 
-    public init(in inTopic: String, out: String, meta: String, online: String, wake: String? = nil) {
+    public init(in inTopic: String, out: String, meta: String, online: String, wake: String) {
         self.in = inTopic
         self.out = out
         self.meta = meta
         self.online = online
-        // The wake topic is not a template (PROTOCOL.md 8.4 fixes it); derived from the in topic's
-        // last level when not given.
-        self.wake = wake ?? (TopicTemplates.wakePrefix + (inTopic.split(separator: "/").last.map(String.init) ?? inTopic))
+        self.wake = wake
     }
 }

@@ -45,7 +45,8 @@ struct DefaultsTests {
               out: lab/{devId}/out
             """)
         #expect(p.resolvedTopics == ResolvedTopics(
-            in: "lab/dev1/in", out: "lab/dev1/out", meta: "smart/device/meta/dev1", online: "smart/device/meta/dev1/online"))
+            in: "lab/dev1/in", out: "lab/dev1/out", meta: "smart/device/meta/dev1", online: "smart/device/meta/dev1/online",
+            wake: "m/w/dev1"))
         #expect(p.topics(for: "other").in == "lab/other/in")
     }
 

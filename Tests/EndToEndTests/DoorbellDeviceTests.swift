@@ -31,6 +31,13 @@ extension EndToEnd {
             p.doorbell.ringTimeout = 5
         }
 
+        /// 8.3: "On connect ... the device reports all its DPs once": waits for it, so a test's
+        /// mark comes after it.
+        static func connectReport(_ h: CallHarness) async throws {
+            let all = h.profile.dataPoints.ids.count
+            _ = try #require(await h.wire.waitForReport { $0.dps.count == all }, "no report of every DP on connect")
+        }
+
         static func videoDoorbell(_ h: CallHarness, _ event: DoorbellEvent, uid: String, callId: String) async throws {
             let m = VideoDoorbellMessage(devId: h.devId, uid: uid, event: event, eData: callId)
             try await h.sendRaw(h.seal(m.envelope(t: WallClock.nowSeconds()).encoded()))
@@ -39,6 +46,7 @@ extension EndToEnd {
         @Test("8.1: a press publishes one 43 with the kind and a call id, then DP 136/154/185 in one report")
         func pressAnnounces() async throws {
             try await withHarness(profile: "ac-doorbell.yaml", edit: Self.acDoorbell) { h in
+                try await Self.connectReport(h)
                 let before = WallClock.nowSeconds()
                 let mark = h.wire.reports().count
                 let callId = try await h.device.press()
@@ -145,6 +153,7 @@ extension EndToEnd {
                     "devId": .string(h.devId), "uid": .string("user-alice"),
                     "dps": .object(["134": .bool(false), "136": .string("1"), "150": .string("yes"), "999": .bool(true)]),
                 ])])
+                try await Self.connectReport(h)
                 let mark = h.wire.reports().count
                 try await h.sendJSON(set)
                 let report = try #require(await h.wire.waitForReport(afterCount: mark) { $0[134] != nil })
