@@ -2,6 +2,7 @@ import CallEngine
 import CallRuntime
 import Foundation
 import IPCWire
+import MQTTTransport
 
 /// What a wake came to (PROTOCOL.md 8.4).
 public struct DoorbellWake: Sendable, Equatable {
@@ -28,16 +29,19 @@ extension AppUser {
     /// the wake topic is not the in topic), then waits for DP 149 `true` and returns how long
     /// that took.
     ///
-    /// An awake device ignores a wake (it only counts as activity) and reports nothing, so when
-    /// the app's cache does not say the device sleeps (DP 149 `false` last reported), the app
-    /// also asks for DP 149 (protocol 31) right after the wake: an awake device answers at once,
-    /// a sleeping one drops (and counts) the query and reports DP 149 `true` once awake.
+    /// An awake device ignores a wake (it only counts as activity) and reports nothing. So the app
+    /// first looks at what it knows: the DP 149 it last saw, else the device's retained meta
+    /// (`"awake"`, read once, up to `metaWait`). Asleep: only the wake goes out. Awake, or not
+    /// known: the app also asks for DP 149 (protocol 31) right after the wake; an awake device
+    /// answers at once, a sleeping one drops (and counts) the query and reports DP 149 `true`
+    /// once awake.
     /// - Throws: `AppError.noAnswer` when no DP 149 `true` came within `timeout`.
     @discardableResult
-    public func wake(devId: String, timeout: Duration = .seconds(10)) async throws(AppError) -> DoorbellWake {
+    public func wake(devId: String, timeout: Duration = .seconds(10),
+                     metaWait: Duration = .milliseconds(500)) async throws(AppError) -> DoorbellWake {
         guard let channel = devices[devId] else { throw .unknownDevice(devId) }
         let awake = DataPointCatalogue.awake
-        let cached = dp(devId: devId, awake)
+        let known = try await knownAwake(devId: devId, metaWait: metaWait)
         let topic = WakeCheck.topic(devId: devId)
         let payload = WakeCheck.payload(localKey: Array(channel.address.localKey.utf8))
         let started = ContinuousClock.now
@@ -49,8 +53,42 @@ extension AppUser {
             throw .mqtt("publish to \(topic): \(error)")
         }
         log.log(.info, "-> wake", device: userId, fields: [("devId", devId), ("topic", topic)])
-        if cached != .bool(false) { try? queryDPs(devId: devId, ids: [awake]) }
+        if known != false { try? queryDPs(devId: devId, ids: [awake]) }
         _ = try await finishDPWait(wait, timeout: timeout)
-        return DoorbellWake(latency: ContinuousClock.now - started, wasAwake: cached == .bool(true))
+        return DoorbellWake(latency: ContinuousClock.now - started, wasAwake: known == true)
+    }
+
+    /// Awake or asleep as far as the app knows: the DP 149 it last saw, else the retained meta's
+    /// `awake` (subscribed to once; later metas keep it current); nil when neither says.
+    func knownAwake(devId: String, metaWait: Duration) async throws(AppError) -> Bool? {
+        if case .bool(let b)? = dp(devId: devId, DataPointCatalogue.awake) { return b }
+        guard let channel = devices[devId] else { return nil }
+        let meta = channel.address.metaTopic
+        if doorbellSide.metaTopics[meta] == nil {
+            doorbellSide.metaTopics[meta] = devId
+            do {
+                try await client.subscribeAndWait(meta, qos: 1, timeout: .seconds(5))
+            } catch {
+                throw .mqtt("subscribe \(meta): \(error)")
+            }
+        }
+        let deadline = ContinuousClock.now + metaWait
+        while doorbellSide.metaAwake[devId] == nil, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return doorbellSide.metaAwake[devId]
+    }
+
+    /// A message on a meta topic the app watches (PROTOCOL.md 5: always plain): keeps its `awake`.
+    /// False for any other topic.
+    func receiveMeta(_ message: MQTTMessage) -> Bool {
+        guard let devId = doorbellSide.metaTopics[message.topic] else { return false }
+        guard let envelope = try? Envelope.decode(message.payload),
+              case .abilityAnswer(let meta)? = try? InboundMessage.decode(envelope) else {
+            log.log(.debug, "ignored a meta on \(message.topic) that does not decode", device: userId)
+            return true
+        }
+        if let awake = meta.awake { doorbellSide.metaAwake[devId] = awake }
+        return true
     }
 }

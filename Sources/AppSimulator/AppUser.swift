@@ -362,6 +362,7 @@ public actor AppUser {
     }
 
     private func receive(_ message: MQTTMessage) {
+        if receiveMeta(message) { return }  // PROTOCOL.md 5, 8.4: a watched meta (AppUser+Wake.swift)
         guard let devId = channelId(for: message.topic) else { return }
         let inbound: InboundMessage
         do {

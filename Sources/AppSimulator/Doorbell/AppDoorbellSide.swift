@@ -10,6 +10,10 @@ struct AppDoorbellSide: Sendable {
     var dps: [String: [DPId: DPValue]] = [:]
     var dpWaits: [UInt64: DPWait] = [:]
     var replyWaits: [UInt64: StreamControlWait] = [:]
+    /// Retained meta topics the app reads (topic -> devId), and the `awake` each last said
+    /// (PROTOCOL.md 8.4: a low-power device's meta carries it).
+    var metaTopics: [String: String] = [:]
+    var metaAwake: [String: Bool] = [:]
     private var nextToken: UInt64 = 0
 
     mutating func token() -> UInt64 {
