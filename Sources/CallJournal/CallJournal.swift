@@ -88,7 +88,7 @@ public actor CallJournal {
         append(JournalEntry(device: devId, ended: r, at: ms, time: Self.iso(ms)))
     }
 
-    private func append(_ entry: JournalEntry) {
+    func append(_ entry: JournalEntry) {
         recent.append(entry)
         if recent.count > memoryLimit { recent.removeFirst(recent.count - memoryLimit) }
         guard let file else { return }

@@ -8,6 +8,10 @@ public struct JournalEntry: Sendable, Equatable, Encodable {
     public enum Kind: String, Sendable, Encodable {
         case event
         case call
+        /// PROTOCOL.md 8.4: the device woke (`latencyMs` from the wake request).
+        case wake
+        /// PROTOCOL.md 8.5: a left message was written (`path`, `durationSeconds`).
+        case message
     }
 
     /// unix ms
@@ -34,6 +38,14 @@ public struct JournalEntry: Sendable, Equatable, Encodable {
     public var startedAt: Int64?
     public var answeredAt: Int64?
     public var endedAt: Int64?
+    /// PROTOCOL.md 8: the device's doorbell kind (`ac_doorbell`, `doorbell`) on a doorbell call's
+    /// events and its ending; nil for a §3 call of a `screen_ipc` device.
+    public var doorbellKind: String?
+    // kind wake
+    public var latencyMs: Int64?
+    // kind message
+    public var path: String?
+    public var durationSeconds: Int?
 
     /// A call event in or out.
     init(device: String, direction: JournalDirection, message m: CallMessage, at ms: Int64, time: String) {
@@ -71,6 +83,7 @@ public struct JournalEntry: Sendable, Equatable, Encodable {
     private enum CodingKeys: String, CodingKey {
         case t, time, device, kind, session, direction, reason, callType, event, peer
         case outcome, endedBy, peers, answeredBy, startedAt, answeredAt, endedAt
+        case doorbellKind, latencyMs, path, durationSeconds
     }
 
     /// The file keeps the fields of an entry's kind that have no value as `null` (`reason`, and an
@@ -97,6 +110,12 @@ public struct JournalEntry: Sendable, Equatable, Encodable {
             try c.encodeIfPresent(startedAt, forKey: .startedAt)
             try c.encode(answeredAt, forKey: .answeredAt)
             try c.encodeIfPresent(endedAt, forKey: .endedAt)
+        case .wake:
+            try c.encodeIfPresent(latencyMs, forKey: .latencyMs)
+        case .message:
+            try c.encodeIfPresent(path, forKey: .path)
+            try c.encodeIfPresent(durationSeconds, forKey: .durationSeconds)
         }
+        try c.encodeIfPresent(doorbellKind, forKey: .doorbellKind)
     }
 }

@@ -42,7 +42,9 @@ public actor DeviceRegistry {
         entries[device.devId] = entry
         order.append(device.devId)
         let events = await device.events()
-        let monitor = DeviceMonitor(devId: device.devId, journal: journal, metrics: metrics, hub: hub)
+        var monitor = DeviceMonitor(devId: device.devId, journal: journal, metrics: metrics, hub: hub)
+        monitor.doorbellKind = device.doorbellKind == .screenIPC ? nil : device.doorbellKind.rawValue
+        monitor.media = device.mediaStore
         entry.monitorTask = Task { await monitor.run(events) }
         return entry
     }
@@ -113,6 +115,7 @@ public actor DeviceRegistry {
             g.journalWriteFailures = await entry.journal.failedWrites
             g.cameraUp = !s.camera.isLost
             g.cameraLosses = s.camera.losses
+            g.doorbell = await Self.doorbellGauges(of: entry.device)
             gauges.append(g)
         }
         return metrics.render(gauges)
@@ -139,6 +142,10 @@ struct DeviceMonitor: Sendable {
     let journal: CallJournal
     let metrics: ControlMetrics
     let hub: EventHub
+    /// PROTOCOL.md 8: the device's doorbell kind (nil for `screen_ipc`, whose calls are §3's).
+    var doorbellKind: String?
+    /// Where the device's left messages are (their duration, for the journal).
+    var media: DeviceMediaStore?
 
     func run(_ events: AsyncStream<DeviceEvent>) async {
         var callReceivedAt: [String: Int64] = [:]
@@ -154,13 +161,17 @@ struct DeviceMonitor: Sendable {
                     metrics.observeRingLatency(device: devId, seconds: Double(now - t) / 1000)
                 }
             case .callEnded(let record):
-                await journal.record(ended: record, at: now)
+                if let kind = doorbellKind {
+                    await journal.record(endedDoorbell: record, kind: kind, at: now)
+                } else {
+                    await journal.record(ended: record, at: now)
+                }
                 metrics.callEnded(device: devId, record: record)
                 callReceivedAt.removeValue(forKey: record.sessionId)
             case .connection, .ringing, .ringingStopped, .refused, .offerRefused:
                 break
             case .receivedDoorbell, .sentDoorbell, .pressed, .dataPointsReported, .fellAsleep, .wokeUp, .mediaStored:
-                break  // PROTOCOL.md 8: on /api/events below
+                await journalDoorbell(event, at: now)
             }
             hub.publish(APIViews.event(event, devId: devId, at: now), device: devId)
         }

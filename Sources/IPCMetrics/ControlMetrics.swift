@@ -86,6 +86,8 @@ public final class ControlMetrics: @unchecked Sendable {
         public var cameraUp = true
         /// Times the camera stopped delivering video.
         public var cameraLosses = 0
+        /// PROTOCOL.md 8: the doorbell counts and whether the device sleeps.
+        public var doorbell = DoorbellGauges()
         /// Devices these gauges sum (1 for one device).
         var fleetSize = 1
         var linksUp = 0
@@ -125,6 +127,7 @@ public final class ControlMetrics: @unchecked Sendable {
             sum.connected += d.connected
             sum.camerasUp = (sum.camerasUp ?? 0) + (d.cameraUp ? 1 : 0)
             sum.cameraLosses += d.cameraLosses
+            sum.doorbell.add(d.doorbell)
         }
         sum.fleetSize = devices.count
         return sum
@@ -161,12 +164,13 @@ public final class ControlMetrics: @unchecked Sendable {
         feed(.journalWriteFailures, l, d.journalWriteFailures)
         gauge(.cameraUp, l).set(Double(d.camerasUp ?? (d.cameraUp ? 1 : 0)))
         feed(.cameraLosses, l, d.cameraLosses)
+        writeDoorbell(d.doorbell, l)
     }
 
     /// Brings a counter that mirrors a device's own monotonic count up to `value`. A count that
     /// went down (a device replaced under the same devId) starts the series over, as a restarted
     /// process's counter does.
-    private func feed(_ family: Family, _ labels: [(String, String)], _ value: Int) {
+    func feed(_ family: Family, _ labels: [(String, String)], _ value: Int) {
         let counter = registry.makeCounter(descriptor: family.descriptor, labels: labels)
         let id = ObjectIdentifier(counter)
         let target = Int64(max(0, value))

@@ -156,12 +156,17 @@ enum APIViews {
     }
 
     static func journalEntry(_ e: JournalEntry) -> S.JournalEntry {
-        S.JournalEntry(
-            t: Int(clamping: e.t), time: e.time, device: e.device, kind: e.kind == .call ? .call : .event,
+        var entry = S.JournalEntry(
+            t: Int(clamping: e.t), time: e.time, device: e.device, kind: .init(rawValue: e.kind.rawValue) ?? .event,
             session: e.session, direction: e.direction, event: e.event, peer: e.peer, reason: e.reason,
             callType: e.callType, outcome: e.outcome, endedBy: e.endedBy, peers: e.peers, answeredBy: e.answeredBy,
             startedAt: e.startedAt.map { Int(clamping: $0) }, answeredAt: e.answeredAt.map { Int(clamping: $0) },
             endedAt: e.endedAt.map { Int(clamping: $0) })
+        entry.doorbellKind = e.doorbellKind
+        entry.latencyMs = e.latencyMs.map { Int(clamping: $0) }
+        entry.path = e.path
+        entry.durationSeconds = e.durationSeconds
+        return entry
     }
 }
 

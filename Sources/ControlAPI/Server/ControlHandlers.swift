@@ -279,7 +279,7 @@ struct ControlHandlers: APIProtocol {
 
     static func state(of entry: ControlledDevice) async -> S.DeviceState {
         let d = entry.device
-        return APIViews.state(await d.status, device: d, faults: await d.faults)
+        return await APIViews.addingDoorbell(of: d, to: APIViews.state(await d.status, device: d, faults: await d.faults))
     }
 
     /// A number of seconds from 0 to 3600.
