@@ -13,7 +13,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure speed (build with -c release first).",
-        subcommands: [Signalling.self, Media.self, FleetBench.self]
+        subcommands: [Signalling.self, Media.self, FleetBench.self, Doorbell.self]
     )
 }
 
