@@ -16,13 +16,17 @@ struct PushTests {
         private var lines: [String] = []
 
         static let script = """
-            import http.server, sys, time
+            import http.server, sys, threading, time
+            lock = threading.Lock()
             class Handler(http.server.BaseHTTPRequestHandler):
                 def do_POST(self):
                     body = self.rfile.read(int(self.headers.get('Content-Length', '0')))
                     if self.path.startswith('/slow'):
                         time.sleep(5)
-                    print('POST ' + self.path + ' ' + self.headers.get('Content-Type', '') + ' ' + body.decode(), flush=True)
+                    line = 'POST ' + self.path + ' ' + self.headers.get('Content-Type', '') + ' ' + body.decode() + '\\n'
+                    with lock:  # one whole line per POST, even from two handler threads at once
+                        sys.stdout.write(line)
+                        sys.stdout.flush()
                     self.send_response(500 if self.path.startswith('/fail') else 200)
                     self.send_header('Content-Length', '0')
                     self.end_headers()
