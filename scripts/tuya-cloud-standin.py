@@ -3,7 +3,9 @@
 
 Starts, on 127.0.0.1 with a throwaway test CA:
   iotdns     HTTPS  POST /v2/url_config           -> caArr[0], httpsSelfUrl, mqttsSelfUrl
-  ATOP API   HTTPS  POST /d.json?a=...&sign=...   tuya.device.active, versions.update,
+  ATOP API   HTTPS  POST /d.json?a=...&sign=...   on port 443 of a random 127.x.y.z (the SDK
+                                                  always uses 443: src/iotdns.c; needs root or
+                                                  CAP_NET_BIND_SERVICE), tuya.device.active, versions.update,
                                                   skill.update, info.sync (others: success)
   broker     mosquitto, TLS-only listener, password file and per-client ACLs
   TURN       coturn (turnserver), one static user (unless --no-turn)
@@ -72,6 +74,9 @@ def main():
     parser.add_argument("--schema-dps", default=None,
                         help="comma-separated DP ids the product schema has (default: all of PROTOCOL.md 8.3)")
     parser.add_argument("--no-turn", action="store_true", help="do not start coturn")
+    parser.add_argument("--api-port", type=int, default=0,
+                        help="serve the ATOP API on this port of 127.0.0.1 instead of 443 of a random 127.x.y.z "
+                             "(the SDK always uses 443 for it: only for clients that take the port from httpsSelfUrl)")
     args = parser.parse_args()
 
     directory = args.dir or tempfile.mkdtemp(prefix="tuya-standin-")
@@ -81,7 +86,7 @@ def main():
         secrets.token_hex(16), "pk" + secrets.token_hex(7))]
     dp_ids = [int(x) for x in args.schema_dps.split(",") if x] if args.schema_dps else schema.ALL_DP_IDS
     cloud = Standin(directory, licences, args.regions.split(","), args.time_window, args.app_user,
-                    args.app_password or secrets.token_hex(8), not args.no_turn, dp_ids)
+                    args.app_password or secrets.token_hex(8), not args.no_turn, dp_ids, api_port=args.api_port)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())

@@ -80,11 +80,11 @@ class CloudAPI:
         region = request.get("region")
         if region is not None and region not in self.cloud.regions:
             raise Refusal("REGION_NOT_EXIST", f"unknown region '{region}' (known: {','.join(self.cloud.regions)})")
-        host = self.cloud.host
+        api_host = self.cloud.api_host if api_port == 443 else f"{self.cloud.api_host}:{api_port}"
         return {
             "caArr": [self.cloud.ca_b64],
-            "httpsSelfUrl": {"addr": f"https://{host}:{api_port}/d.json", "ca": "1"},
-            "mqttsSelfUrl": {"addr": f"{host}:{self.cloud.mqtt_port}", "ca": "1"},
+            "httpsSelfUrl": {"addr": f"https://{api_host}/d.json", "ca": "1"},
+            "mqttsSelfUrl": {"addr": f"{self.cloud.host}:{self.cloud.mqtt_port}", "ca": "1"},
             "ttl": 600,
         }
 
@@ -231,8 +231,22 @@ class CloudAPI:
         return device.sec_key, {"result": True, "success": True, "t": now}
 
 
-def make_server(api, pki, port, role):
-    """A threading HTTPS server on 127.0.0.1:`port` (0: a free one). `role` "iotdns" serves
+def bind(host, port):
+    """A listening TCP socket on `host`:`port` (bound before the certificate naming `host` exists)."""
+    import socket
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(64)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def make_server(api, pki, host, port, role, sock=None):
+    """A threading HTTPS server on `host`:`port` (0: a free one). `role` "iotdns" serves
     /v2/url_config only, "atop" /d.json only (two servers, as h2.iot-dns.com and the region's API
     host are two on the real cloud: a device that ignored the iotdns answer would be caught)."""
 
@@ -309,7 +323,13 @@ def make_server(api, pki, port, role):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(pki.server_pem, pki.server_key)
-    server = Server(("127.0.0.1", port), Handler)
+    if sock is None:
+        server = Server((host, port), Handler)
+    else:
+        server = Server(sock.getsockname(), Handler, bind_and_activate=False)
+        server.socket.close()
+        server.socket = sock
+        server.server_address = sock.getsockname()
     thread = threading.Thread(target=server.serve_forever, name=role, daemon=True)
     thread.start()
     return server

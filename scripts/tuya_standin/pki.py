@@ -43,7 +43,7 @@ def _ca(common_name, now):
 class TestPKI:
     """Writes ca.pem, ca.der, server.pem, server.key and wrong-ca.pem into `directory`."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, extra_ips=()):
         now = datetime.datetime.now(datetime.timezone.utc)
         ca_key, ca_cert = _ca("ipcemu Tuya stand-in test CA", now)
         _, wrong_cert = _ca("ipcemu stand-in wrong CA (signed nothing)", now)
@@ -60,7 +60,8 @@ class TestPKI:
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(
                 x509.SubjectAlternativeName(
-                    [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]),
+                    [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ("127.0.0.1", *extra_ips)]
+                    + [x509.DNSName("localhost")]),
                 critical=False)
             .sign(ca_key, hashes.SHA256())
         )

@@ -65,8 +65,9 @@ def main():
         dns = https_post(ca, f"https://{ready['iotdns']}/v2/url_config",
                          '{"config":[{"key":"httpsSelfUrl","need_ca":true},{"key":"mqttsSelfUrl","need_ca":true}],"env":"pro"}')
         base = dns["httpsSelfUrl"]["addr"]
+        check("the ATOP API is on 443 (no port in httpsSelfUrl)", base.count(":") == 1, base)
         host, port = dns["mqttsSelfUrl"]["addr"].split(":")
-        check("iotdns answers the endpoints", base == ready["atop"] and dns["caArr"])
+        check("iotdns answers the endpoints", base == ready["atop"] and dns["caArr"], base)
         ca_file = os.path.join(ready["dir"], "from-iotdns.pem")
         with open(ca_file, "w") as f:
             f.write(ssl.DER_cert_to_PEM_cert(__import__("base64").b64decode(dns["caArr"][0])))

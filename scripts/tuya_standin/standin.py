@@ -20,7 +20,7 @@ def free_port(kind=socket.SOCK_STREAM):
 
 class Standin:
     def __init__(self, directory, licences, regions, time_window, app_user, app_password, use_turn,
-                 schema_dp_ids, quiet=False):
+                 schema_dp_ids, api_port=0, quiet=False):
         self.directory = directory
         self.host = "127.0.0.1"
         self.regions = regions
@@ -28,7 +28,11 @@ class Standin:
         self._lock = threading.Lock()
         self.refusals = {}
         self.registry = registry.Registry(licences)
-        self.pki = pki.TestPKI(directory)
+        # The SDK reaches the ATOP API on port 443 whatever httpsSelfUrl says (src/iotdns.c scans
+        # "https://%[^/]" and fixes the port at 443), so the API listens on 443 of an address of its
+        # own in 127/8 (any 127.x.y.z is loopback on Linux): stand-ins side by side do not collide.
+        self.api_host, api_socket = self._bind_api(api_port)
+        self.pki = pki.TestPKI(directory, extra_ips=[self.api_host])
         self.ca_b64 = base64.b64encode(self.pki.ca_der_bytes).decode()
         self.schema_dp_ids = schema_dp_ids
         self.schema = schema.schema_text(schema_dp_ids)
@@ -39,15 +43,30 @@ class Standin:
                                            app_user, app_password, self.log, self.count_refusal)
         self.broker.set_licences([(lic.uuid, lic.authkey) for lic in licences])
         api = https_api.CloudAPI(self, time_window)
-        self.api_port = free_port()
-        self.api_server = https_api.make_server(api, self.pki, self.api_port, "atop")
-        self.iotdns_server = https_api.make_server(api, self.pki, 0, "iotdns")
+        self.api_server = https_api.make_server(api, self.pki, self.api_host, 0, "atop", sock=api_socket)
+        self.api_port = self.api_server.server_address[1]
+        self.iotdns_server = https_api.make_server(api, self.pki, "127.0.0.1", 0, "iotdns")
         self.iotdns_port = self.iotdns_server.server_address[1]
         self.control_server = control.make_control(self, 0)
         self.turn = None
         if use_turn:
             low = 40000 + secrets.randbelow(20000)
             self.turn = turn.Turn(directory, free_port(socket.SOCK_DGRAM), (low, low + 99), "ipcemu", secrets.token_hex(8))
+
+    def _bind_api(self, port):
+        """(address, bound server socket holder) for the ATOP API: 443 on a random 127.x.y.z, or
+        `port` on 127.0.0.1 when given (a device following the SDK cannot reach that one)."""
+        for _ in range(20):
+            host = "127.0.0.1" if port else "127.%d.%d.%d" % tuple(1 + secrets.randbelow(254) for _ in range(3))
+            try:
+                return host, https_api.bind(host, port or 443)
+            except PermissionError:
+                raise RuntimeError("cannot listen on port 443 (run as root, or lower "
+                                   "net.ipv4.ip_unprivileged_port_start), or give --api-port") from None
+            except OSError:
+                if port:
+                    raise
+        raise RuntimeError("no free 127.x.y.z:443 found")
 
     def start(self):
         self.broker.start()
@@ -66,7 +85,7 @@ class Standin:
         return {
             "ready": True, "pid": os.getpid(), "dir": self.directory,
             "caFile": self.pki.ca_pem, "caDer": self.pki.ca_der, "wrongCaFile": self.pki.wrong_ca_pem,
-            "iotdns": f"127.0.0.1:{self.iotdns_port}", "atop": f"https://127.0.0.1:{self.api_port}/d.json",
+            "iotdns": f"127.0.0.1:{self.iotdns_port}", "atop": f"https://{self.api_host}" + ("" if self.api_port == 443 else f":{self.api_port}") + "/d.json",
             "mqtt": f"127.0.0.1:{self.mqtt_port}", "mqttURL": f"mqtts://127.0.0.1:{self.mqtt_port}",
             "control": f"http://127.0.0.1:{self.control_server.server_address[1]}",
             "app": {"username": self.app_user, "password": self.app_password},
