@@ -20,7 +20,8 @@ recomputed with the authkey (before activation) or the secKey (after), `t` withi
 the body decrypting with that key, a known uuid/devId, the product of the licence, and an
 unexpired, unused token issued for that uuid. A refusal answers HTTP 200 with
 {"success":false,"errorCode":"...","errorMsg":"..."}; SING_VALIDATE_FALED is Tuya's own code (and
-spelling), the others are ours: DEVICE_UUID_NOT_EXIST, DEVICE_NOT_EXIST, TIME_INVALID,
+spelling) and GATEWAY_NOT_EXISTS the SDK's (src/atop_base.c: an unknown devId); the others
+are ours: DEVICE_UUID_NOT_EXIST, TIME_INVALID,
 DATA_DECRYPT_FAILED, PARAM_ILLEGAL, PRODUCT_NOT_EXIST, TOKEN_INVALID, TOKEN_EXPIRED,
 DEVICE_UNBOUND, API_VERSION_WRONG, API_NOT_EXIST.
 
@@ -55,8 +56,8 @@ from tuya_standin.standin import Standin  # noqa: E402
 
 def licence(text):
     parts = text.split(",")
-    if len(parts) != 3 or not all(parts):
-        raise argparse.ArgumentTypeError("expected UUID,AUTHKEY,PRODUCTKEY")
+    if len(parts) not in (3, 4) or not all(parts):
+        raise argparse.ArgumentTypeError("expected UUID,AUTHKEY,PRODUCTKEY[,DEVICEAUTHKEY]")
     if len(parts[1]) < 16:
         raise argparse.ArgumentTypeError("the authkey must have at least 16 characters (32 on Tuya's platform)")
     return registry.Licence(*parts)
@@ -66,7 +67,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dir", help="folder for the CA, configs and logs (default: a new temporary folder)")
     parser.add_argument("--licence", type=licence, action="append", default=[],
-                        help="UUID,AUTHKEY,PRODUCTKEY (repeatable; default: one random licence)")
+                        help="UUID,AUTHKEY,PRODUCTKEY[,DEVICEAUTHKEY] (repeatable; default: one random licence). "
+                             "DEVICEAUTHKEY: the authkey the device holds when it is not the licence's (tests): the "
+                             "broker's acon_ password and the token push use it, the ATOP API refuses its sign")
     parser.add_argument("--regions", default="EU,US,AY,IN,UE,WE", help="regions iotdns knows (first: the default for bind)")
     parser.add_argument("--time-window", type=int, default=300, help="seconds t may differ from the clock (default 300)")
     parser.add_argument("--app-user", default="app", help="the app simulator's broker account (default app)")

@@ -133,7 +133,7 @@ class CloudAPI:
                 raise Refusal("PARAM_ILLEGAL", f"{api} names the device by devId (and no uuid)")
             device = self.cloud.registry.device(values["devId"])
             if device is None:
-                raise Refusal("DEVICE_NOT_EXIST", f"{api}: unknown devId {values['devId']!r} (never activated here)")
+                raise Refusal("GATEWAY_NOT_EXISTS", f"{api}: unknown devId {values['devId']!r} (never activated here)")
             key, key_name = device.sec_key, "secKey"
 
         expected_sign = tuyacrypto.sign([(k, values[k]) for k in sdk_order[:-1]], key)

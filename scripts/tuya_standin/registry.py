@@ -14,10 +14,15 @@ def _random_text(n, alphabet=_ALNUM):
 
 
 class Licence:
-    def __init__(self, uuid, authkey, product_key):
+    """`device_authkey`: the authkey the device was given when it is not the licence's (tests: the
+    broker and the token push use it, so the device reaches activation, where the ATOP API, which
+    knows the licence's, refuses its sign)."""
+
+    def __init__(self, uuid, authkey, product_key, device_authkey=None):
         self.uuid = uuid
         self.authkey = authkey
         self.product_key = product_key
+        self.device_authkey = device_authkey or authkey
 
 
 class Token:

@@ -41,7 +41,7 @@ class Standin:
         self.app_user, self.app_password = app_user, app_password
         self.broker = broker_module.Broker(directory, self.pki, self.mqtt_port, self.standin_password,
                                            app_user, app_password, self.log, self.count_refusal)
-        self.broker.set_licences([(lic.uuid, lic.authkey) for lic in licences])
+        self.broker.set_licences([(lic.uuid, lic.device_authkey) for lic in licences])
         api = https_api.CloudAPI(self, time_window)
         self.api_server = https_api.make_server(api, self.pki, self.api_host, 0, "atop", sock=api_socket)
         self.api_port = self.api_server.server_address[1]
@@ -128,7 +128,7 @@ class Standin:
         if not self.broker.wait_for_subscription(f"acon_{uuid}", f"d/ai/{uuid}", wait):
             return 409, {"error": f"acon_{uuid} did not subscribe to d/ai/{uuid} within {wait} s"}
         token = self.registry.issue_token(uuid, region, env, float(body.get("ttl", 600)))
-        payload = control.token_payload(token, licence.authkey, seal)
+        payload = control.token_payload(token, licence.device_authkey, seal)
         try:
             client = mqtt.MiniMQTT("127.0.0.1", self.mqtt_port, self.pki.ca_pem, f"standin-{secrets.token_hex(4)}",
                                    "standin", self.standin_password)
