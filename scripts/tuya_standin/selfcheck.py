@@ -50,7 +50,7 @@ def post(url, obj):
 
 def main():
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tuya-cloud-standin.py")
-    proc = subprocess.Popen([sys.executable, script, "--licence", f"{UUID},{AUTHKEY},{PK}", "--no-turn"],
+    proc = subprocess.Popen([sys.executable, script, "--licence", f"{UUID},{AUTHKEY},{PK}"],
                             stdout=subprocess.PIPE, text=True)
     ready = json.loads(proc.stdout.readline())
     ca, control = ready["caFile"], ready["control"]
@@ -140,6 +140,15 @@ def main():
             check("after unbind: CONNACK 5", str(error) == "CONNACK 5", error)
         sync = atop(ca, base, "tuya.device.info.sync", sec_key, "1.0", lambda t: '{"t":%d}' % t, devid=dev_id)
         check("info.sync says reset", sync.get("result", {}).get("status") == "reset", sync)
+
+        # The TURN relay of the ready line's iceToken relays between two loopback peers.
+        turn = ready["iceToken"][0]
+        port = turn["urls"].split(":")[2].split("?")[0]
+        relay = subprocess.run(["turnutils_uclient", "-u", turn["username"], "-w", turn["credential"], "-p", port,
+                                "-e", "127.0.0.1", "-n", "5", "-m", "1", "-y", "127.0.0.1"],
+                               capture_output=True, text=True, timeout=20)
+        check("coturn relays with the iceToken's credentials", "Total lost packets 0 " in relay.stdout + relay.stderr,
+              (relay.stdout + relay.stderr)[-300:])
     finally:
         proc.send_signal(signal.SIGTERM)
         check("stand-in exits 0 on SIGTERM", proc.wait(timeout=10) == 0)
