@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "WebRTCLink", targets: ["WebRTCLink"]),
         // Virtual devices, app users and a broker inside another package's tests (issue 12).
         .library(name: "IPCEmuTesting", targets: ["IPCEmuTesting"]),
+        .library(name: "TuyaCloud", targets: ["TuyaCloud"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -43,6 +44,16 @@ let package = Package(
         .target(
             name: "IPCWire",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // MARK: Tuya cloud join (PROTOCOL.md 9): the SDK's signing and encryption as pure functions, the
+        // sans-IO join machine, and the state file (docs/tuya-cloud.md).
+        .target(
+            name: "TuyaCloud",
+            dependencies: [
+                "IPCWire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
@@ -199,6 +210,7 @@ let package = Package(
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
+        .testTarget(name: "TuyaCloudTests", dependencies: ["TuyaCloud", "IPCWire"]),
         .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
         .testTarget(
             name: "EmulatorTests",
