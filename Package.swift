@@ -58,6 +58,21 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // MARK: Tuya cloud link (PROTOCOL.md 9): runs TuyaCloud's join machine in real time (HTTPS
+        // through AsyncHTTPClient, MQTT with TLS through MQTTTransport, the state file, timers), hands
+        // the device link to the device, and draws the pairing QR code (libqrencode).
+        .systemLibrary(
+            name: "CQREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+        .target(
+            name: "CloudLink",
+            dependencies: [
+                "TuyaCloud", "MQTTTransport", "CMosquitto", "DeviceProfile", "IPCWire", "CQREncode",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         // MARK: Call engine: the sans-IO state machine of PROTOCOL.md section 3, both roles.
         .target(name: "CallEngine", dependencies: ["IPCWire"]),
         // MARK: Device profiles: YAML schema and validation.
@@ -193,6 +208,7 @@ let package = Package(
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
                 "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "ControlAPISpec", "Scenario",
+                "TuyaCloud", "CloudLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -254,6 +270,11 @@ let package = Package(
                 "CallRuntime", "TestSupport",
             ]
         ),
+        // The cloud join end to end: the `ipcemu` binary against scripts/tuya-cloud-standin.py.
+        .testTarget(
+            name: "CloudTests",
+            dependencies: ["CloudLink", "TuyaCloud", "MQTTTransport", "IPCWire", "TestSupport"]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport", "CameraTestSupport"]
@@ -297,6 +318,8 @@ if ProcessInfo.processInfo.environment["IPCEMU_SANITIZE"] == "1" {
         "ControlAPI", "ControlAPISpec", "IPCMetrics", "ControlErrors", "CallJournal", "Scenario", "ipcemu",
         // Tests of the control plane, or of the `ipcemu` process (they run its binary).
         "ControlAPITests", "FleetTests", "ScenarioTests", "CLITests", "DeviceProfileTests",
+        // The cloud join (AsyncHTTPClient with BoringSSL) and its tests (they run the binary).
+        "CloudLink", "CQREncode", "CloudTests",
     ]
     package.targets.removeAll { controlPlane.contains($0.name) }
     package.products.removeAll { product in product.name == "ControlAPI" || product.name == "ipcemu" }

@@ -90,6 +90,9 @@ def main():
     dp_ids = [int(x) for x in args.schema_dps.split(",") if x] if args.schema_dps else schema.ALL_DP_IDS
     cloud = Standin(directory, licences, args.regions.split(","), args.time_window, args.app_user,
                     args.app_password or secrets.token_hex(8), not args.no_turn, dp_ids, api_port=args.api_port)
+    # A parent may have started us with signals blocked (Foundation's Process does): unblock the
+    # ones we handle, and so for mosquitto (SIGHUP reloads it) and coturn, which inherit the mask.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())

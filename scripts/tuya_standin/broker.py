@@ -23,7 +23,7 @@ import subprocess
 import threading
 import time
 
-from . import tuyacrypto
+from . import lifetime, tuyacrypto
 
 _SUBSCRIBE = re.compile(r"Received SUBSCRIBE from (\S+)")
 _TOPIC = re.compile(r"^\t(\S+) \(QoS \d\)")
@@ -133,7 +133,7 @@ class Broker:
             ]))
         self.process = subprocess.Popen(
             [shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", self.conf],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace", preexec_fn=lifetime.die_with_parent)
         threading.Thread(target=self._read_log, name="mosquitto-log", daemon=True).start()
 
     def reload(self):

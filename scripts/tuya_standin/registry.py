@@ -66,7 +66,8 @@ class Registry:
 
     def issue_token(self, uuid, region, env, ttl, value=None):
         with self._lock:
-            token = Token(value or _random_text(8, string.ascii_uppercase + string.digits) + _random_text(6),
+            # 8 characters: the SDK holds at most MAX_LENGTH_TOKEN (include/tuya_iot.h).
+            token = Token(value or _random_text(8, string.ascii_uppercase + string.digits),
                           uuid, region, env, time.time() + ttl)
             self._tokens[token.value] = token
             return token

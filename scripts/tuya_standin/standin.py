@@ -9,7 +9,7 @@ import threading
 import time
 
 from . import broker as broker_module
-from . import control, https_api, mqtt, pki, registry, schema, turn
+from . import control, https_api, mqtt, pki, registry, rpc, schema, turn
 
 
 def free_port(kind=socket.SOCK_STREAM):
@@ -71,10 +71,14 @@ class Standin:
     def start(self):
         self.broker.start()
         self.broker.wait_until_listening()
+        self.rpc = rpc.RPCResponder(self)
+        self.rpc.start()
         if self.turn:
             self.turn.start()
 
     def stop(self):
+        if getattr(self, "rpc", None):
+            self.rpc.stop()
         for server in (self.control_server, self.api_server, self.iotdns_server):
             server.shutdown()
         self.broker.stop()

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import time
 
+from . import lifetime
+
 
 class Turn:
     def __init__(self, directory, port, relay_ports, user, password, realm="ipcemu.test"):
@@ -35,7 +37,7 @@ class Turn:
             "--no-multicast-peers", "--userdb", os.path.join(self.directory, "turndb"),
             "--pidfile", os.path.join(self.directory, "turnserver.pid"),
             "--log-file", "stdout", "--simple-log",
-        ], stdout=log, stderr=subprocess.STDOUT)
+        ], stdout=log, stderr=subprocess.STDOUT, preexec_fn=lifetime.die_with_parent)
         time.sleep(0.2)
         if self.process.poll() is not None:
             raise RuntimeError(f"turnserver exited with {self.process.returncode} (see {self.directory}/turnserver.log)")
