@@ -56,8 +56,11 @@ public struct ATOPAnswer: Sendable, Equatable {
                 decryptProblem = .badBase64(field: "result")
             }
         }
-        do {
-            return try read(outer, encrypted: false)
+        do throws(TuyaCloudError) {
+            let plain = try read(outer, encrypted: false)
+            // A success whose result is the string that would not open: the opening is what failed.
+            if let decryptProblem, plain.success, case .string? = plain.result { throw decryptProblem }
+            return plain
         } catch {
             // A body with an undecryptable `result` and no `success`: the decryption is what failed.
             if let decryptProblem, case .missingField("success") = error { throw decryptProblem }
@@ -92,10 +95,10 @@ public struct ATOPAnswer: Sendable, Equatable {
         success ? nil : ATOPRefusal(errorCode: errorCode, errorMsg: errorMsg)
     }
 
-    /// Seals an answer as the cloud does (the JSON encrypted and base64'd into `result`): for the
-    /// stand-in and the tests.
+    /// Seals an answer as the cloud does (the JSON encrypted and base64'd into `result`, beside `t`):
+    /// for the stand-in and the tests.
     public static func sealed(plainAnswer json: String, key: String, t: Int64) throws(TuyaCloudError) -> [UInt8] {
         let cipher = try TuyaCrypto.encryptECB(Array(json.utf8), key: TuyaCrypto.aesKey(key, field: "key"))
-        return Array(#"{"result":""#.utf8) + Array(TuyaCrypto.base64Encode(cipher).utf8) + Array(#"","t":\#(t),"success":true}"#.utf8)
+        return Array(#"{"result":""#.utf8) + Array(TuyaCrypto.base64Encode(cipher).utf8) + Array(#"","t":\#(t)}"#.utf8)
     }
 }
