@@ -21,4 +21,33 @@ public struct CloudEndpoints: Sendable, Equatable, Codable {
         self.mqttPort = mqttPort
         self.caDER = caDER
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case atopHost, atopPort, atopPath, mqttHost, mqttPort, caDER
+    }
+
+    /// The CA is kept as base64 text in the state file.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        atopHost = try c.decode(String.self, forKey: .atopHost)
+        atopPort = try c.decode(Int.self, forKey: .atopPort)
+        atopPath = try c.decode(String.self, forKey: .atopPath)
+        mqttHost = try c.decode(String.self, forKey: .mqttHost)
+        mqttPort = try c.decode(Int.self, forKey: .mqttPort)
+        let text = try c.decode(String.self, forKey: .caDER)
+        guard let der = TuyaCrypto.base64Decode(text) else {
+            throw DecodingError.dataCorruptedError(forKey: .caDER, in: c, debugDescription: "caDER is not base64")
+        }
+        caDER = der
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(atopHost, forKey: .atopHost)
+        try c.encode(atopPort, forKey: .atopPort)
+        try c.encode(atopPath, forKey: .atopPath)
+        try c.encode(mqttHost, forKey: .mqttHost)
+        try c.encode(mqttPort, forKey: .mqttPort)
+        try c.encode(TuyaCrypto.base64Encode(caDER), forKey: .caDER)
+    }
 }

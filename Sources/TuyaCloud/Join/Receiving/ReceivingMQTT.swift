@@ -28,9 +28,6 @@ extension CloudJoinMachine {
     mutating func receiveMQTTRefusal(_ trouble: LinkTrouble, now: Int64, into effects: inout [CloudJoinEffect]) {
         switch phase {
         case .directLink(let linkPhase):
-            if case .disconnected = trouble, linkPhase == .connecting {
-                // Down before it was up: as a failed connect.
-            }
             linkOpen = false
             // mqtt_bind.c: a failed connect sleeps 2 s (after tuya_mqtt_start's own backoff, except
             // for CONNACK 5, which has no backoff there).
