@@ -114,11 +114,10 @@ extension RunCommand {
         // from the profile; DP reports matched to the schema go into the device at `.joined`.
         let stateStore = CloudStateStore(directory: cloudOptions.stateDirectory(uuid: licence.uuid), uuid: licence.uuid)
         let runner = CloudJoinRunner(configuration: .init(
-            join: join, stateStore: stateStore, iotdnsCA: iotdnsCA,
-            deviceLinkWill: { devId in
-                MQTTWill(topic: TopicTemplates().resolved(devId: devId).online, payload: Array(#"{"online":false}"#.utf8),
-                         qos: 1, retain: true)
-            }))
+            // No last will on the device link: the SDK's CONNECT has none, and Tuya's broker may
+            // refuse one on a topic outside its ACL, which would read as CONNACK 5 (unpaired). The
+            // device still publishes its online status itself (PROTOCOL.md 1) where the broker allows.
+            join: join, stateStore: stateStore, iotdnsCA: iotdnsCA, deviceLinkWill: { _ in nil }))
         log.log(.info, "joining Tuya's cloud", fields: [
             ("uuid", licence.uuid), ("productKey", licence.productKey), ("iotdns", "\(server.host):\(server.port)"),
             ("stateFile", stateStore.path),

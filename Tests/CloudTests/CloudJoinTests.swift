@@ -24,8 +24,8 @@ struct CloudJoinTests {
         return path
     }
 
-    static func run(_ standin: StandinProcess, uuid: String, authkey: String = authkey, stateDir: String,
-                    ca: String? = nil) throws -> IPCEmuProcess {
+    static func run(_ standin: StandinProcess, uuid: String, authkey: String = authkey, productKey: String = productKey,
+                    stateDir: String, ca: String? = nil) throws -> IPCEmuProcess {
         try IPCEmuProcess([
             "run", "--profile", doorbell, "--cloud", "tuya", "--uuid", uuid, "--authkey", authkey,
             "--product-key", productKey, "--state-dir", stateDir, "--iotdns", standin.ready.iotdns,
@@ -139,6 +139,48 @@ struct CloudJoinTests {
         #expect(device.stderr.contains("the authkey does not match this uuid"))
         #expect(standin.log.contains("the sign does not match the authkey of \(uuid)"))
         #expect(!device.stderr.contains("the device is online on the cloud"))
+        device.signal(SIGTERM)
+        #expect(await device.waitForExit(timeout: .seconds(15)) == 0)
+    }
+
+    @Test("a token in the wrong encryption is named and ignored; an expired one is refused and pairing starts again; then a good one joins")
+    func badTokens() async throws {
+        let uuid = Self.uuid()
+        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
+        defer { standin.stop() }
+        let device = try Self.run(standin, uuid: uuid, stateDir: Self.stateDir())
+        #expect(await device.waitFor("direct link up as acon_\(uuid)", inStderr: true, timeout: .seconds(30)))
+        try await standin.bind(uuid: uuid, seal: "wrongKey")
+        #expect(await device.waitFor("a pairing token arrived in the wrong encryption", inStderr: true, timeout: .seconds(30)),
+                "stderr: \(device.stderr)")
+        try await standin.bind(uuid: uuid, ttl: 0)
+        #expect(await device.waitFor("TOKEN_EXPIRED", inStderr: true, timeout: .seconds(30)), "stderr: \(device.stderr)")
+        #expect(device.stderr.contains("the pairing token is expired or already used"))
+        #expect(standin.log.contains("refused tuya.device.active: TOKEN_EXPIRED"))
+        // Pairing again: the direct link is up again, and a good token joins.
+        let directLinks = device.stderr.components(separatedBy: "direct link up as acon_").count - 1
+        let deadline = ContinuousClock.now + .seconds(30)
+        while device.stderr.components(separatedBy: "direct link up as acon_").count - 1 <= directLinks, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await standin.bind(uuid: uuid)
+        #expect(await device.waitFor("the device is online on the cloud", inStderr: true, timeout: .seconds(30)),
+                "stderr: \(device.stderr)")
+        device.signal(SIGTERM)
+        #expect(await device.waitForExit(timeout: .seconds(15)) == 0)
+    }
+
+    @Test("a product key that is not the licence's product: the API refuses it, and the device says what to check")
+    func wrongProductKey() async throws {
+        let uuid = Self.uuid()
+        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
+        defer { standin.stop() }
+        let device = try Self.run(standin, uuid: uuid, productKey: "pkotherproduct", stateDir: Self.stateDir())
+        #expect(await device.waitFor("direct link up as acon_\(uuid)", inStderr: true, timeout: .seconds(30)))
+        try await standin.bind(uuid: uuid)
+        #expect(await device.waitFor("PRODUCT_NOT_EXIST", inStderr: true, timeout: .seconds(30)), "stderr: \(device.stderr)")
+        #expect(device.stderr.contains("the cloud does not know this product id"))
+        #expect(standin.log.contains("productKey 'pkotherproduct' is not the product of uuid \(uuid)"))
         device.signal(SIGTERM)
         #expect(await device.waitForExit(timeout: .seconds(15)) == 0)
     }

@@ -69,6 +69,11 @@ final class StandinProcess: @unchecked Sendable {
     /// As the app scanning the QR code: the token goes out on d/ai/<uuid> once the device listens.
     func bind(uuid: String) async throws { try await post("/standin/bind", #"{"uuid":"\#(uuid)","wait":30}"#) }
 
+    /// A bind whose token is already expired (`ttl` 0), or sealed with a key that is not the device's.
+    func bind(uuid: String, ttl: Int = 600, seal: String = "authkey") async throws {
+        try await post("/standin/bind", #"{"uuid":"\#(uuid)","wait":30,"ttl":\#(ttl),"seal":"\#(seal)"}"#)
+    }
+
     /// The device is removed from its home: its next CONNECT gets CONNACK 5.
     func unbind(uuid: String) async throws { try await post("/standin/unbind", #"{"uuid":"\#(uuid)"}"#) }
 

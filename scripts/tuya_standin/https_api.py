@@ -194,8 +194,8 @@ class CloudAPI:
             raise Refusal("TOKEN_INVALID", f"token {token.value} was issued for uuid {token.uuid}, not {licence.uuid}")
         if token.used:
             raise Refusal("TOKEN_INVALID", f"token {token.value} was already used for an activation")
-        if token.expires_at < now:
-            raise Refusal("TOKEN_EXPIRED", f"token {token.value} expired {int(now - token.expires_at)} s ago")
+        if token.expires_at <= time.time():
+            raise Refusal("TOKEN_EXPIRED", f"token {token.value} expired {time.time() - token.expires_at:.1f} s ago")
         record, devid_changed = self.cloud.registry.activate(licence, token, data.get("devId"))
         self.cloud.device_activated(record)
         result = {
