@@ -71,7 +71,7 @@ struct CloudJoinTests {
         return String(log[range.upperBound...].prefix { !$0.isWhitespace })
     }
 
-    @Test("pair (token pushed) -> activate -> online on the TLS broker -> restart rejoins without a token -> unbind: CONNACK 5 erases the state and pairing starts again")
+    @Test("pair (token pushed) -> activate -> online on the TLS broker -> an app probes and calls it over the cloud link -> restart rejoins without a token -> unbind: CONNACK 5 erases the state and pairing starts again")
     func pairRestartUnbind() async throws {
         let uuid = Self.uuid()
         let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
@@ -96,6 +96,29 @@ struct CloudJoinTests {
         // The app sees it online on the stand-in's broker.
         let app = try await OnlineWatcher(standin, devId: devId)
         #expect(await app.waitFor(#""online":true"#), "seen: \(app.payloads)")
+
+        // Sections 3-8 over the cloud link: the app simulator, with the localKey the cloud gives the
+        // app, probes the device and calls it (pv2.2 both ways, through the TLS broker's ACLs).
+        let localKey = try #require(try await standin.localKey(devId: devId))
+        let appProfile = NSTemporaryDirectory() + "cloud-app-\(devId).yaml"
+        try """
+            identity:
+              devId: \(devId)
+              localKey: "\(localKey)"
+              p2pPassword: "doorbell-p2p-secret"
+              category: sp_dpsxj
+            security: pv2.2
+
+            """.write(toFile: appProfile, atomically: true, encoding: .utf8)
+        let appArguments = ["--broker", standin.appBrokerURL, "--ca-file", standin.ready.caFile, "--profile", appProfile]
+        let probe = try await CLIRun.ipcemu(["app", "probe", devId] + appArguments)
+        #expect(probe.status == 0, "probe: \(probe.stdout) \(probe.stderr)")
+        #expect(probe.stdout.contains(#""devId":"\#(devId)""#) && probe.stdout.contains(#""support":true"#))
+        // Another user than the probe's: each app user keeps its own pv2.2 seq (PROTOCOL.md 2.1), and
+        // a second process of the same user within the same second would start below the first's.
+        let call = try await CLIRun.ipcemu(["app", "call", devId, "--hangup-after", "0.5", "--user", "cloud-caller"] + appArguments)
+        #expect(call.status == 0, "call: \(call.stdout) \(call.stderr)")
+        #expect(call.stdout.contains("<- answer from=\(devId)"), "call: \(call.stdout)")
 
         // Restart: it rejoins from its state, with no QR code and no token.
         device.signal(SIGTERM)

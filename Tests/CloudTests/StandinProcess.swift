@@ -77,6 +77,19 @@ final class StandinProcess: @unchecked Sendable {
     /// The device is removed from its home: its next CONNECT gets CONNACK 5.
     func unbind(uuid: String) async throws { try await post("/standin/unbind", #"{"uuid":"\#(uuid)"}"#) }
 
+    /// The localKey the cloud gave `devId` (as Tuya's cloud API gives it to the phone app).
+    func localKey(devId: String) async throws -> String? {
+        let reply = try await ControlHTTPClient(baseURL: ready.control).request("GET", "/standin/state")
+        guard case .object(let root)? = reply.json, case .array(let devices)? = root["devices"] else { return nil }
+        for case .object(let device) in devices where device["devId"] == .string(devId) {
+            if case .string(let key)? = device["localKey"] { return key }
+        }
+        return nil
+    }
+
+    /// `mqtts://app:<password>@127.0.0.1:<port>`: the app simulator's account on the stand-in's broker.
+    var appBrokerURL: String { "mqtts://\(ready.app.username):\(ready.app.password)@127.0.0.1:\(mqttPort)" }
+
     /// SIGTERM, then SIGKILL if it is still there after 10 s (never a wait without end).
     func stop() {
         guard process.isRunning else { return }

@@ -9,7 +9,8 @@ back office would cause.
   409 when the device never listened.
 - `POST /standin/unbind {"uuid":U}`: the device is removed from its home: its device-link account
   goes (mosquitto reloads and drops it; its next CONNECT gets CONNACK 5) and info.sync says "reset".
-- `GET /standin/state`: devices, tokens and refusal counts as JSON.
+- `GET /standin/state`: devices (devId, uuid, bound, and the localKey the cloud gives the phone
+  app), and refusal counts, as JSON.
 """
 import http.server
 import json
