@@ -1,7 +1,7 @@
-import CloudLink
+@testable import CloudLink
 import Testing
 
-@Suite("Pairing QR code and CONNACK codes")
+@Suite("Pairing QR code")
 struct TerminalQRCodeTests {
     @Test("the pairing URL becomes a square QR code, two characters per module, with a quiet zone")
     func qrShape() throws {
@@ -12,5 +12,19 @@ struct TerminalQRCodeTests {
         for row in rows { #expect(row.count == 2 * modules) }
         #expect(rows.first == String(repeating: "\u{2588}", count: 2 * modules), "the quiet zone is light")
         #expect(TerminalQRCode.render(url: url).contains(url))
+    }
+}
+
+@Suite("CONNACK refusals as the runner reads them")
+struct ConnackCodeTests {
+    @Test("MQTTClient's refusal reasons map to their CONNACK codes; other failures to none")
+    func codes() {
+        let endpoint = ": 127.0.0.1:8883"
+        #expect(CloudJoinRunner.connackCode(in: "broker refused the connection (Connection Refused: not authorised.)" + endpoint) == 5)
+        #expect(CloudJoinRunner.connackCode(in: "broker refused the connection (Connection Refused: bad user name or password.)" + endpoint) == 4)
+        #expect(CloudJoinRunner.connackCode(in: "broker refused the connection (Connection Refused: identifier rejected.)" + endpoint) == 2)
+        #expect(CloudJoinRunner.connackCode(in: "TLS handshake failed" + endpoint) == nil)
+        #expect(CloudJoinRunner.connackCode(in: "connection refused" + endpoint) == nil)
+        #expect(CloudJoinRunner.connackCode(in: "broker refused the connection" + endpoint) == nil)
     }
 }
