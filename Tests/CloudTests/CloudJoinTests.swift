@@ -171,7 +171,8 @@ struct CloudJoinTests {
         let uuid = Self.uuid()
         let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
         defer { standin.stop() }
-        let device = try Self.run(standin, uuid: uuid, stateDir: Self.stateDir())
+        let stateDir = Self.stateDir()
+        let device = try Self.run(standin, uuid: uuid, stateDir: stateDir)
         #expect(await device.waitFor("direct link up as acon_\(uuid)", inStderr: true, timeout: .seconds(30)))
         try await standin.bind(uuid: uuid, seal: "wrongKey")
         #expect(await device.waitFor("a pairing token arrived in the wrong encryption", inStderr: true, timeout: .seconds(30)),
@@ -191,6 +192,20 @@ struct CloudJoinTests {
                 "stderr: \(device.stderr)")
         device.signal(SIGTERM)
         #expect(await device.waitForExit(timeout: .seconds(15)) == 0)
+
+        // ipcemu cloud status shows the activation without its secrets; unpair erases it.
+        let devId = try #require(Self.devId(in: device.stderr))
+        let status = try await CLIRun.ipcemu(["cloud", "status", "--state-dir", stateDir])
+        #expect(status.status == 0, "status: \(status.stdout) \(status.stderr)")
+        #expect(status.stdout.contains(devId) && status.stdout.contains("region") && status.stdout.contains("EU"))
+        let store = CloudStateStore(directory: stateDir, uuid: uuid)
+        let state = try #require(store.load().state?.activation)
+        #expect(!status.stdout.contains(state.secKey) && !status.stdout.contains(state.localKey))
+        let unpair = try await CLIRun.ipcemu(["cloud", "unpair", "--state-dir", stateDir])
+        #expect(unpair.status == 0 && unpair.stdout.contains("erased"), "unpair: \(unpair.stdout) \(unpair.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+        let after = try await CLIRun.ipcemu(["cloud", "status", "--state-dir", stateDir])
+        #expect(after.status == 1)
     }
 
     @Test("a product key that is not the licence's product: the API refuses it, and the device says what to check")
