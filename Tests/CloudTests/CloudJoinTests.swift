@@ -119,6 +119,9 @@ struct CloudJoinTests {
         let call = try await CLIRun.ipcemu(["app", "call", devId, "--hangup-after", "0.5", "--user", "cloud-caller"] + appArguments)
         #expect(call.status == 0, "call: \(call.stdout) \(call.stderr)")
         #expect(call.stdout.contains("<- answer from=\(devId)"), "call: \(call.stdout)")
+        // The stand-in opened what the device published as pv2.2 under its localKey, and refused none.
+        #expect(try await standin.checkedOutMessages(devId: devId) >= 3)
+        #expect(!standin.log.contains("PAYLOAD_NOT_PV22") && !standin.log.contains("not pv2.2 under its localKey"))
 
         // Restart: it rejoins from its state, with no QR code and no token.
         device.signal(SIGTERM)

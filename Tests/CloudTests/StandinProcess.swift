@@ -77,6 +77,22 @@ final class StandinProcess: @unchecked Sendable {
     /// The device is removed from its home: its next CONNECT gets CONNACK 5.
     func unbind(uuid: String) async throws { try await post("/standin/unbind", #"{"uuid":"\#(uuid)"}"#) }
 
+    /// `GET /standin/state`: devices (localKey, outMessages, reportedDps...) and refusal counts.
+    func state() async throws -> [String: JSONValue] {
+        let reply = try await ControlHTTPClient(baseURL: ready.control).request("GET", "/standin/state")
+        guard case .object(let root)? = reply.json else { return [:] }
+        return root
+    }
+
+    /// How many messages `devId` published on its out topic that opened as pv2.2 under its localKey.
+    func checkedOutMessages(devId: String) async throws -> Int64 {
+        guard case .array(let devices)? = try await state()["devices"] else { return 0 }
+        for case .object(let device) in devices where device["devId"] == .string(devId) {
+            if case .int(let count)? = device["outMessages"] { return count }
+        }
+        return 0
+    }
+
     /// The localKey the cloud gave `devId` (as Tuya's cloud API gives it to the phone app).
     func localKey(devId: String) async throws -> String? {
         let reply = try await ControlHTTPClient(baseURL: ready.control).request("GET", "/standin/state")

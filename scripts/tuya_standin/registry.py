@@ -46,6 +46,11 @@ class DeviceRecord:
         self.versions = None
         self.skill = None
         self.activated_at = int(time.time())
+        # DP id -> last value the device reported (protocol 4), and reported ids the schema lacks.
+        self.reported_dps = {}
+        self.unknown_dps = set()
+        # Messages on smart/device/out/<devId> that opened as pv2.2 under the localKey.
+        self.out_messages = 0
 
 
 class Registry:
