@@ -13,7 +13,16 @@ public final class CloudDeviceLink: MessageTransport {
     let client: MQTTClient
     /// The topic whose messages are the device's (`smart/device/in/<devId>`).
     public let inTopic: String
-    private let sink = Mutex<AsyncStream<MQTTInbound>.Continuation?>(nil)
+    private struct Sink {
+        var continuation: AsyncStream<MQTTInbound>.Continuation?
+        /// Messages that arrived before the device made its stream (between `.joined` and `Device.start`).
+        var early: [MQTTInbound] = []
+        var finished = false
+    }
+
+    /// Items kept for a device that has not made its stream yet, at most.
+    static let earlyLimit = 64
+    private let sink = Mutex(Sink())
 
     init(client: MQTTClient, inTopic: String) {
         self.client = client
@@ -22,14 +31,23 @@ public final class CloudDeviceLink: MessageTransport {
 
     /// The runner hands over one inbound item (a message on `inTopic`, or a state change).
     func deliver(_ item: MQTTInbound) {
-        sink.withLock { $0 }?.yield(item)
+        let continuation = sink.withLock { sink -> AsyncStream<MQTTInbound>.Continuation? in
+            // Only messages are kept: the device learns the state from `connect()`.
+            if case .message = item, sink.continuation == nil, !sink.finished, sink.early.count < Self.earlyLimit {
+                sink.early.append(item)
+            }
+            return sink.continuation
+        }
+        continuation?.yield(item)
     }
 
     /// The connection is gone for good (the runner closed it): the device's stream ends.
     func finish() {
-        sink.withLock { continuation in
-            continuation?.finish()
-            continuation = nil
+        sink.withLock { sink in
+            sink.finished = true
+            sink.early.removeAll()
+            sink.continuation?.finish()
+            sink.continuation = nil
         }
     }
 
@@ -39,9 +57,15 @@ public final class CloudDeviceLink: MessageTransport {
 
     public func makeInboundStream(limit: Int) -> AsyncStream<MQTTInbound> {
         let (stream, continuation) = AsyncStream<MQTTInbound>.makeStream(bufferingPolicy: .bufferingOldest(max(1, limit)))
-        sink.withLock { old in
-            old?.finish()
-            old = continuation
+        sink.withLock { sink in
+            sink.continuation?.finish()
+            guard !sink.finished else {
+                continuation.finish()
+                return
+            }
+            for item in sink.early { continuation.yield(item) }
+            sink.early.removeAll()
+            sink.continuation = continuation
         }
         return stream
     }

@@ -12,6 +12,9 @@ public struct CloudHTTPS: Sendable {
     /// The CA (DER) iotdns itself is pinned to when the machine's request names none (`--cloud-ca`).
     public var iotdnsCA: [UInt8]?
 
+    /// No answer is read past this, whatever the request's limit.
+    static let hardLimit = 1 << 20
+
     public init(iotdnsCA: [UInt8]? = nil) {
         self.iotdnsCA = iotdnsCA
     }
@@ -34,10 +37,12 @@ public struct CloudHTTPS: Sendable {
         let timeout = TimeAmount.milliseconds(max(1, request.timeoutMs))
         do {
             let response = try await HTTPClient.shared.execute(outgoing, timeout: timeout)
+            // One byte past the limit is kept, so the machine sees the answer was too large.
+            let keep = min(max(0, request.answerLimit), Self.hardLimit) + 1
             var body: [UInt8] = []
             for try await chunk in response.body {
-                body += chunk.readableBytesView.prefix(max(0, request.answerLimit + 1 - body.count))
-                if body.count > request.answerLimit { break }
+                body += chunk.readableBytesView.prefix(keep - body.count)
+                if body.count >= keep { break }
             }
             return .httpsAnswered(id: request.id, status: Int(response.status.code), body: body)
         } catch {
