@@ -56,12 +56,15 @@ def make_control(cloud, port):
             except ValueError as error:
                 self._answer(400, {"error": f"body: {error}"})
                 return
-            if self.path == "/standin/bind":
-                status, answer = cloud.bind(body)
-            elif self.path == "/standin/unbind":
-                status, answer = cloud.unbind(body)
-            else:
-                status, answer = 404, {"error": f"no such path {self.path}"}
+            try:
+                if self.path == "/standin/bind":
+                    status, answer = cloud.bind(body)
+                elif self.path == "/standin/unbind":
+                    status, answer = cloud.unbind(body)
+                else:
+                    status, answer = 404, {"error": f"no such path {self.path}"}
+            except (TypeError, ValueError) as error:
+                status, answer = 400, {"error": f"body: {error}"}
             self._answer(status, answer)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
