@@ -72,6 +72,8 @@ def main():
                              "broker's acon_ password and the token push use it, the ATOP API refuses its sign")
     parser.add_argument("--regions", default="EU,US,AY,IN,UE,WE", help="regions iotdns knows (first: the default for bind)")
     parser.add_argument("--time-window", type=int, default=300, help="seconds t may differ from the clock (default 300)")
+    parser.add_argument("--clock-offset", type=int, default=0,
+                        help="seconds the cloud's clock is ahead of this machine's (tests: every t is then off)")
     parser.add_argument("--app-user", default="app", help="the app simulator's broker account (default app)")
     parser.add_argument("--app-password", default=None, help="its password (default: random, in the ready line)")
     parser.add_argument("--schema-dps", default=None,
@@ -89,7 +91,8 @@ def main():
         secrets.token_hex(16), "pk" + secrets.token_hex(7))]
     dp_ids = [int(x) for x in args.schema_dps.split(",") if x] if args.schema_dps else schema.ALL_DP_IDS
     cloud = Standin(directory, licences, args.regions.split(","), args.time_window, args.app_user,
-                    args.app_password or secrets.token_hex(8), not args.no_turn, dp_ids, api_port=args.api_port)
+                    args.app_password or secrets.token_hex(8), not args.no_turn, dp_ids, api_port=args.api_port,
+                    clock_offset=args.clock_offset)
     # A parent may have started us with signals blocked (Foundation's Process does): unblock the
     # ones we handle, and so for mosquitto (SIGHUP reloads it) and coturn, which inherit the mask.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})

@@ -226,6 +226,23 @@ struct CloudJoinTests {
         #expect(await device.waitForExit(timeout: .seconds(15)) == 0)
     }
 
+    @Test("a device clock 10 minutes off the cloud's: the API refuses the time, and the device says so and retries")
+    func clockOutsideTheWindow() async throws {
+        let uuid = Self.uuid()
+        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"],
+                                         extraArguments: ["--clock-offset", "600"])
+        defer { standin.stop() }
+        let device = try Self.run(standin, uuid: uuid, stateDir: Self.stateDir())
+        #expect(await device.waitFor("direct link up as acon_\(uuid)", inStderr: true, timeout: .seconds(30)))
+        try await standin.bind(uuid: uuid)
+        #expect(await device.waitFor("TIME_INVALID", inStderr: true, timeout: .seconds(30)), "stderr: \(device.stderr)")
+        #expect(device.stderr.contains("from the cloud's clock"), "the cloud's reason reaches the log line")
+        #expect(standin.log.contains("refused tuya.device.active: TIME_INVALID"))
+        #expect(!device.stderr.contains("the device is online on the cloud"))
+        device.signal(SIGTERM)
+        #expect(await device.waitForExit(timeout: .seconds(15)) == 0)
+    }
+
     @Test("a CA that did not sign the stand-in's certificate: a TLS failure, said as such, and retried")
     func wrongCAIsATLSFailure() async throws {
         let uuid = Self.uuid()

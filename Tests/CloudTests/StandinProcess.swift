@@ -26,10 +26,10 @@ final class StandinProcess: @unchecked Sendable {
     var log: String { lock.lock(); defer { lock.unlock() }; return errText }
 
     /// `licences`: "UUID,AUTHKEY,PRODUCTKEY[,DEVICEAUTHKEY]" each.
-    init(licences: [String]) throws {
+    init(licences: [String], extraArguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", packageRootPath + "/scripts/tuya-cloud-standin.py", "--no-turn"]
-            + licences.flatMap { ["--licence", $0] }
+            + licences.flatMap { ["--licence", $0] } + extraArguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -51,9 +51,11 @@ class Refusal(Exception):
 class CloudAPI:
     """The state the handlers share; `cloud` is the Standin (registry, pki, ports, log, broker)."""
 
-    def __init__(self, cloud, time_window):
+    def __init__(self, cloud, time_window, clock_offset=0):
         self.cloud = cloud
         self.time_window = time_window
+        # Seconds the cloud's clock is ahead of this machine's (tests: a device whose t is off).
+        self.clock_offset = clock_offset
 
     # iotdns ---------------------------------------------------------------------------------
 
@@ -91,7 +93,7 @@ class CloudAPI:
     # ATOP -----------------------------------------------------------------------------------
 
     def atop(self, raw_query, body):
-        now = int(time.time())
+        now = int(time.time()) + self.clock_offset
         params = urllib.parse.parse_qsl(raw_query, keep_blank_values=True)
         names = [k for k, _ in params]
         values = dict(params)

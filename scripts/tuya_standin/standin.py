@@ -20,7 +20,7 @@ def free_port(kind=socket.SOCK_STREAM):
 
 class Standin:
     def __init__(self, directory, licences, regions, time_window, app_user, app_password, use_turn,
-                 schema_dp_ids, api_port=0, quiet=False):
+                 schema_dp_ids, api_port=0, clock_offset=0, quiet=False):
         self.directory = directory
         self.host = "127.0.0.1"
         self.regions = regions
@@ -42,7 +42,7 @@ class Standin:
         self.broker = broker_module.Broker(directory, self.pki, self.mqtt_port, self.standin_password,
                                            app_user, app_password, self.log, self.count_refusal)
         self.broker.set_licences([(lic.uuid, lic.device_authkey) for lic in licences])
-        api = https_api.CloudAPI(self, time_window)
+        api = https_api.CloudAPI(self, time_window, clock_offset)
         self.api_server = https_api.make_server(api, self.pki, self.api_host, 0, "atop", sock=api_socket)
         self.api_port = self.api_server.server_address[1]
         self.iotdns_server = https_api.make_server(api, self.pki, "127.0.0.1", 0, "iotdns")
