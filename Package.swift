@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "WebRTCLink", targets: ["WebRTCLink"]),
         // Virtual devices, app users and a broker inside another package's tests (issue 12).
         .library(name: "IPCEmuTesting", targets: ["IPCEmuTesting"]),
+        .library(name: "TuyaCloud", targets: ["TuyaCloud"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,6 +46,31 @@ let package = Package(
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // MARK: Tuya cloud join (PROTOCOL.md 9): the SDK's signing and encryption as pure functions, the
+        // sans-IO join machine, and the state file (docs/tuya-cloud.md).
+        .target(
+            name: "TuyaCloud",
+            dependencies: [
+                "IPCWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // MARK: Tuya cloud link (PROTOCOL.md 9): runs TuyaCloud's join machine in real time (HTTPS
+        // through AsyncHTTPClient, MQTT with TLS through MQTTTransport, the state file, timers), hands
+        // the device link to the device, and draws the pairing QR code (libqrencode).
+        .systemLibrary(
+            name: "CQREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+        .target(
+            name: "CloudLink",
+            dependencies: [
+                "TuyaCloud", "MQTTTransport", "CMosquitto", "DeviceProfile", "IPCWire", "CQREncode",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // MARK: Call engine: the sans-IO state machine of PROTOCOL.md section 3, both roles.
@@ -184,6 +210,7 @@ let package = Package(
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
                 "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "ControlAPISpec", "Scenario",
+                "TuyaCloud", "CloudLink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -201,6 +228,7 @@ let package = Package(
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
+        .testTarget(name: "TuyaCloudTests", dependencies: ["TuyaCloud", "IPCWire"]),
         .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
         .testTarget(
             name: "EmulatorTests",
@@ -243,6 +271,11 @@ let package = Package(
                 "Emulator", "AppSimulator", "ControlAPI", "DeviceProfile", "IPCWire", "MQTTTransport", "CallEngine",
                 "CallRuntime", "TestSupport",
             ]
+        ),
+        // The cloud join end to end: the `ipcemu` binary against scripts/tuya-cloud-standin.py.
+        .testTarget(
+            name: "CloudTests",
+            dependencies: ["CloudLink", "TuyaCloud", "MQTTTransport", "IPCWire", "TestSupport"]
         ),
         .testTarget(
             name: "EndToEndTests",
@@ -287,6 +320,8 @@ if ProcessInfo.processInfo.environment["IPCEMU_SANITIZE"] == "1" {
         "ControlAPI", "ControlAPISpec", "IPCMetrics", "ControlErrors", "CallJournal", "Scenario", "ipcemu",
         // Tests of the control plane, or of the `ipcemu` process (they run its binary).
         "ControlAPITests", "FleetTests", "ScenarioTests", "CLITests", "DeviceProfileTests",
+        // The cloud join (AsyncHTTPClient with BoringSSL) and its tests (they run the binary).
+        "CloudLink", "CQREncode", "CloudTests",
     ]
     package.targets.removeAll { controlPlane.contains($0.name) }
     package.products.removeAll { product in product.name == "ControlAPI" || product.name == "ipcemu" }

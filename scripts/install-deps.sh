@@ -24,6 +24,10 @@ PACKAGES=(
   # alsasink; tests run a window under Xvfb and read a screenshot (xwd), and ALSA through its
   # null and file PCMs (alsa-utils: aplay/arecord -L for the names `ipcemu cameras` lists)
   gstreamer1.0-x gstreamer1.0-alsa alsa-utils xvfb x11-apps
+  # The Tuya cloud join (PROTOCOL.md 9): the pairing QR code in the terminal (libqrencode), and the
+  # local stand-in for the cloud (scripts/tuya-cloud-standin.py: AES through python3-cryptography,
+  # a TURN relay from coturn)
+  libqrencode-dev python3-cryptography coturn
 )
 
 missing=()

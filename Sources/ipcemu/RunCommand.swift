@@ -53,6 +53,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
 
+    @OptionGroup(title: "Tuya cloud (PROTOCOL.md 9)") var cloudOptions: CloudRunOptions
+
     func validate() throws {
         guard shutdownDeadline > 0, shutdownDeadline <= 86_400 else {
             throw ValidationError("--shutdown-deadline must be a number of seconds greater than 0 and at most 86400")
@@ -60,6 +62,10 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let cloud = cloudOptions.cloud {
+            try await runOnCloud(cloud)
+            return
+        }
         var profile = try loadProfile(self.profile)
         if profile.isTemplate {
             profile = try profile.instance(index: 0)

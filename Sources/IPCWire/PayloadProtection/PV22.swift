@@ -10,12 +10,19 @@ public enum PV22 {
     /// prefix 3 + crc 4 + seq 4 + from 4.
     public static let headerSize = 15
 
-    /// Frames `json` as one pv2.2 payload.
-    public static func seal(_ json: some Collection<UInt8>, header: SealHeader, key: LocalKey) throws(WireError) -> [UInt8] {
+    /// Frames `json` as one pv2.2 payload. `fromByteOrder` is how the `from` field is written:
+    /// big-endian (PROTOCOL.md 2.1) unless a caller on Tuya's cloud asks for `.littleEndian`, which
+    /// is what the official device SDK writes (`src/mqtt_service.c`, `pv22_packet_encode`, copies
+    /// `source` = 1 in host byte order: bytes `01 00 00 00`).
+    public static func seal(_ json: some Collection<UInt8>, header: SealHeader, key: LocalKey,
+                            fromByteOrder: FromByteOrder = .bigEndian) throws(WireError) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(8 + json.count + PKCS7.blockSize)
         body.appendBigEndian(header.seq)
-        body.appendBigEndian(header.from)
+        switch fromByteOrder {
+        case .bigEndian: body.appendBigEndian(header.from)
+        case .littleEndian: body.appendBigEndian(header.from.byteSwapped)
+        }
         let cipherStart = body.count
         body.append(contentsOf: PKCS7.pad(json))
         let symmetricKey = key.symmetricKey
@@ -39,7 +46,16 @@ public enum PV22 {
     /// `wrongVersionPrefix`, `checksumMismatch`, `decryptionFailed` (ciphertext not whole blocks),
     /// `wrongKey` (the checksum matched, so the bytes are as sent, yet the plaintext has bad
     /// padding or is not a JSON object: the sender used another localKey).
-    public static func open(_ payload: some Collection<UInt8>, key: LocalKey) throws(WireError) -> (header: SealHeader, json: [UInt8]) {
+    ///
+    /// - Parameters:
+    ///   - fromOrder: which byte orders of `from` are accepted (`FromAcceptance`); by default only
+    ///     big-endian, as PROTOCOL.md 2.1 writes it.
+    ///   - verifyChecksum: false skips the CRC check, as the official device SDK's
+    ///     `pv22_packet_decode` does (it reads the field and never compares it). Only for Tuya's
+    ///     cloud links, where a device must refuse nothing that SDK accepts.
+    public static func open(_ payload: some Collection<UInt8>, key: LocalKey,
+                            fromOrder: FromAcceptance = .bigEndianOnly,
+                            verifyChecksum: Bool = true) throws(WireError) -> (header: SealHeader, json: [UInt8]) {
         let bytes = ArraySlice(payload)
         guard bytes.count >= prefix.count else { throw .headerTooShort(size: bytes.count, needed: headerSize) }
         guard bytes.prefix(prefix.count).elementsEqual(prefix) else {
@@ -47,8 +63,10 @@ public enum PV22 {
         }
         guard bytes.count >= headerSize else { throw .headerTooShort(size: bytes.count, needed: headerSize) }
         let expectedCRC = bytes.bigEndianUInt32(at: 3)
-        guard CRC32.checksum(bytes.dropFirst(7)) == expectedCRC else { throw .checksumMismatch }
-        let header = SealHeader(seq: bytes.bigEndianUInt32(at: 7), from: bytes.bigEndianUInt32(at: 11))
+        if verifyChecksum {
+            guard CRC32.checksum(bytes.dropFirst(7)) == expectedCRC else { throw .checksumMismatch }
+        }
+        let header = SealHeader(seq: bytes.bigEndianUInt32(at: 7), from: fromOrder.read(bytes.bigEndianUInt32(at: 11)))
         var plain = Array(bytes.dropFirst(headerSize))
         guard !plain.isEmpty, plain.count % PKCS7.blockSize == 0 else {
             throw .decryptionFailed("ciphertext of \(plain.count) bytes is not a positive multiple of 16")
@@ -70,6 +88,35 @@ public enum PV22 {
             throw .wrongKey("pv2.2 plaintext is not a JSON object")
         }
         return (header, json)
+    }
+
+    /// How the `from` field of a pv2.2 header is written.
+    public enum FromByteOrder: Sendable, Equatable, Hashable {
+        /// PROTOCOL.md 2.1: most significant byte first (`00 00 00 01` for the device).
+        case bigEndian
+        /// As Tuya's device SDK writes it on a little-endian host (`01 00 00 00` for the device).
+        case littleEndian
+    }
+
+    /// Which byte orders of `from` a receiver accepts.
+    public enum FromAcceptance: Sendable, Equatable, Hashable {
+        /// Only big-endian (PROTOCOL.md 2.1): the field is read as written.
+        case bigEndianOnly
+        /// Both orders (PROTOCOL.md 9.4): a field whose bytes are `x 00 00 00` with x != 0 is the
+        /// little-endian writing of the small value x (the SDK's `01 00 00 00` reads as 1); every
+        /// other field is read big-endian. Ambiguous only for a big-endian `from` that is a multiple
+        /// of 2^24, which no sender of PROTOCOL.md 2.1 picks on purpose.
+        case eitherOrder
+
+        func read(_ bigEndianValue: UInt32) -> UInt32 {
+            switch self {
+            case .bigEndianOnly:
+                return bigEndianValue
+            case .eitherOrder:
+                if bigEndianValue & 0x00FF_FFFF == 0, bigEndianValue != 0 { return bigEndianValue >> 24 }
+                return bigEndianValue
+            }
+        }
     }
 
     /// A cheap plausibility check that catches a wrong key whose garbage happens to end in valid

@@ -26,6 +26,9 @@ public struct PayloadOpener: Sendable {
     /// after a flood of `from` values) to messages recorded in the last few minutes. Applied when
     /// the caller passes `nowSeconds`.
     public var freshnessWindowSeconds: Int64 = 300
+    /// Which byte orders of the pv2.2 `from` field are accepted: big-endian only by default
+    /// (PROTOCOL.md 2.1); `.eitherOrder` on Tuya's cloud (PROTOCOL.md 9.4). Ignored by other modes.
+    public var pv22FromAcceptance: PV22.FromAcceptance = .bigEndianOnly
 
     /// - Parameters:
     ///   - localKey: the device's 16-character key; ignored (and not checked) in plain mode.
@@ -47,7 +50,7 @@ public struct PayloadOpener: Sendable {
             return OpenedPayload(json: Array(payload), header: nil)
         case .pv22:
             guard let key else { throw .invalidKey("no localKey") }
-            opened = try PV22.open(payload, key: key)
+            opened = try PV22.open(payload, key: key, fromOrder: pv22FromAcceptance)
         case .pv23:
             guard let key else { throw .invalidKey("no localKey") }
             opened = try PV23.open(payload, key: key)

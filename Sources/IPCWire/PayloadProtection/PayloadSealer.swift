@@ -10,6 +10,9 @@ public struct PayloadSealer: Sendable {
     public private(set) var nextSeq: UInt32
     private let key: LocalKey?
     private var exhausted = false
+    /// How pv2.2 writes `from`: big-endian by default (PROTOCOL.md 2.1); `.littleEndian` on Tuya's
+    /// cloud, as the official device SDK writes it (PROTOCOL.md 9.4). Ignored by other modes.
+    public var pv22FromByteOrder: PV22.FromByteOrder = .bigEndian
 
     /// - Parameters:
     ///   - localKey: the device's 16-character key; ignored (and not checked) in plain mode.
@@ -56,7 +59,7 @@ public struct PayloadSealer: Sendable {
             guard !exhausted else { throw .sequenceExhausted(from: from) }
             let header = SealHeader(seq: nextSeq, from: from)
             if mode == .pv22 {
-                payload = try PV22.seal(json, header: header, key: key)
+                payload = try PV22.seal(json, header: header, key: key, fromByteOrder: pv22FromByteOrder)
             } else if let nonce {
                 payload = try PV23.seal(json, header: header, key: key, nonce: nonce)
             } else {
