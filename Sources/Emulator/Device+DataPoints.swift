@@ -26,8 +26,17 @@ extension Device {
     /// PROTOCOL.md 8.3: "On connect and on waking the device reports all its DPs once."
     func reportAllDataPoints() { publishReport(dataPoints.all) }
 
-    /// One protocol 4 message with `entries` (nothing when empty).
-    func publishReport(_ entries: [DPEntry]) {
+    /// One protocol 4 message with `entries` (nothing when empty). On the cloud, DPs the product's
+    /// schema lacks are left out, each warned about once.
+    func publishReport(_ all: [DPEntry]) {
+        var entries = all
+        if let schema = cloud?.schemaDataPoints {
+            entries = all.filter { schema.contains($0.id) }
+            for entry in all where !schema.contains(entry.id) && warnedOutsideSchema.insert(entry.id).inserted {
+                log.log(.warning, "DP \(entry.id) is in the profile but not in the product's schema on the cloud: never reported",
+                        device: devId)
+            }
+        }
         guard !entries.isEmpty else { return }
         let t = clock.nowSeconds()
         doorbellCounters.dpReports += 1

@@ -37,6 +37,10 @@ public actor Device {
     public internal(set) var doorbellCounters = DoorbellCounters()
     /// PROTOCOL.md 8.8: the pushes of each press (nil without `push.url` or `push.apnsDir`).
     nonisolated let pushes: PushSender?
+    /// PROTOCOL.md 9.4: on Tuya's cloud, the wire as the SDK writes it and the product's schema.
+    public nonisolated let cloud: DeviceCloudOptions?
+    /// Profile DPs the cloud's schema lacks that were already warned about (once each).
+    var warnedOutsideSchema: Set<DPId> = []
     private var opener: PayloadOpener
     private var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
@@ -97,8 +101,9 @@ public actor Device {
     /// from `feeds` (one capture and encoder per camera and stream size, shared; issue 11).
     public init(profile: DeviceProfile, transport: any MessageTransport, log: EventLog = EventLog(),
                 timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
-                feeds: VideoFeeds = .shared, mediaRoot: String? = nil) throws {
+                feeds: VideoFeeds = .shared, mediaRoot: String? = nil, cloud: DeviceCloudOptions? = nil) throws {
         self.feeds = feeds
+        self.cloud = cloud
         self.profile = profile
         self.devId = profile.identity.devId
         self.topics = profile.resolvedTopics
@@ -118,6 +123,12 @@ public actor Device {
         let key = profile.identity.localKey
         self.opener = try PayloadOpener(mode: profile.security, localKey: key)
         self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)
+        if cloud != nil {
+            // PROTOCOL.md 9.4: the SDK writes pv2.2 `from` = 1 in host byte order (01 00 00 00), and
+            // every receiver accepts both orders.
+            sealer.pv22FromByteOrder = .littleEndian
+            opener.pv22FromAcceptance = .eitherOrder
+        }
         self.metaSealer = try PayloadSealer(mode: .plain, localKey: key, from: SealHeader.deviceFrom)
         self.client = transport
     }
@@ -563,5 +574,16 @@ public struct DeviceFaults: Sendable, Equatable {
     public init(heartbeatRepliesSuppressed: Bool = false, replyDelayMs: Int64 = 0) {
         self.heartbeatRepliesSuppressed = heartbeatRepliesSuppressed
         self.replyDelayMs = replyDelayMs
+    }
+}
+
+/// How a device runs on Tuya's cloud (PROTOCOL.md 9.4).
+public struct DeviceCloudOptions: Sendable, Equatable {
+    /// The DP ids of the product's schema that activation returned: a profile DP outside it is
+    /// warned about once and never sent (issue 21). Nil: no schema, every DP is sent.
+    public var schemaDataPoints: Set<DPId>?
+
+    public init(schemaDataPoints: Set<DPId>?) {
+        self.schemaDataPoints = schemaDataPoints
     }
 }

@@ -19,6 +19,21 @@ struct IotDNSAddress: ExpressibleByArgument, Sendable {
     var host: String
     var port: Int
 
+    /// From the profile's `cloud.iotdnsURL` (`https://host[:port][/...]` or `host:port`).
+    init?(url: String) {
+        var rest = Substring(url)
+        if rest.hasPrefix("https://") { rest = rest.dropFirst("https://".count) }
+        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        if rest.contains(":") {
+            self.init(argument: String(rest))
+        } else if !rest.isEmpty {
+            host = String(rest)
+            port = 443
+        } else {
+            return nil
+        }
+    }
+
     init?(argument: String) {
         guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
               (1...65535).contains(port), colon != argument.startIndex else { return nil }
@@ -60,20 +75,24 @@ struct CloudRunOptions: ParsableArguments {
             }
             return
         }
-        if uuid == nil || authkey == nil || productKey == nil {
-            throw ValidationError("--cloud tuya needs --uuid, --authkey and --product-key (the licence from the Tuya IoT platform)")
-        }
     }
 
-    func licence() throws -> TuyaLicence {
+    /// The licence from the flags, each missing one from the profile's `cloud` section.
+    func licence(profile: DeviceProfile.Cloud?) throws -> TuyaLicence {
+        guard let uuid = uuid ?? profile?.uuid, let authkey = authkey ?? profile?.authkey,
+              let productKey = productKey ?? profile?.productKey else {
+            throw ValidationError("--cloud tuya needs the licence from the Tuya IoT platform: --uuid, --authkey and --product-key, or the profile's cloud section (productKey, uuid, authkey)")
+        }
         do {
-            return try TuyaLicence(productKey: productKey ?? "", uuid: uuid ?? "", authkey: authkey ?? "")
+            return try TuyaLicence(productKey: productKey, uuid: uuid, authkey: authkey)
         } catch {
             throw ValidationError("licence: \(error)")
         }
     }
 
-    func stateDirectory(uuid: String) -> String { Self.stateDirectory(stateDir, uuid: uuid) }
+    func stateDirectory(uuid: String, profile: DeviceProfile.Cloud?) -> String {
+        Self.stateDirectory(stateDir ?? profile?.stateDir, uuid: uuid)
+    }
 
     /// `stateDir`, or the default folder of `uuid` (under $XDG_STATE_HOME, else ~/.local/state).
     static func stateDirectory(_ stateDir: String?, uuid: String) -> String {
@@ -101,18 +120,21 @@ extension RunCommand {
         }
         try StartupChecks.camera(of: profile)
 
-        let licence = try cloudOptions.licence()
+        let licence = try cloudOptions.licence(profile: profile.cloud)
         var iotdnsCA: [UInt8]?
-        if let path = cloudOptions.cloudCa {
+        if let path = cloudOptions.cloudCa ?? profile.cloud?.iotdnsCAFile {
             do { iotdnsCA = try CloudCAFile.der(fromFile: path) } catch { throw ValidationError("--cloud-ca: \(error)") }
         }
         var server = IotDNSServer.tuya
-        if let address = cloudOptions.iotdns { server = IotDNSServer(host: address.host, port: address.port) }
+        if let address = cloudOptions.iotdns ?? profile.cloud?.iotdnsURL.flatMap(IotDNSAddress.init(url:)) {
+            server = IotDNSServer(host: address.host, port: address.port)
+        }
         server.caDER = iotdnsCA
-        let join = CloudJoinConfig(licence: licence, softwareVersion: cloudOptions.softwareVersion, iotdns: server)
-        // Hook (issue 21 item 3): the skill of PROTOCOL.md 8.7 goes in `join.skill` once it is built
-        // from the profile; DP reports matched to the schema go into the device at `.joined`.
-        let stateStore = CloudStateStore(directory: cloudOptions.stateDirectory(uuid: licence.uuid), uuid: licence.uuid)
+        // PROTOCOL.md 8.7, 9.3: the skill built from the profile is uploaded after activation.
+        let join = CloudJoinConfig(licence: licence, softwareVersion: cloudOptions.softwareVersion, iotdns: server,
+                                   skill: profile.skill.jsonString)
+        let stateStore = CloudStateStore(directory: cloudOptions.stateDirectory(uuid: licence.uuid, profile: profile.cloud),
+                                         uuid: licence.uuid)
         let runner = CloudJoinRunner(configuration: .init(
             // No last will on the device link: the SDK's CONNECT has none, and Tuya's broker may
             // refuse one on a topic outside its ACL, which would read as CONNACK 5 (unpaired). The
@@ -164,7 +186,10 @@ actor CloudDeviceSession {
             await device?.stop()
             let cloudProfile = profile.onCloud(identity, productKey: productKey)
             do {
-                let device = try Device(profile: cloudProfile, transport: link, log: log)
+                // DP reports matched to the product's schema (issue 21); pv2.2 as the SDK writes it.
+                let schema = identity.dataPoints.isEmpty ? nil : Set(identity.dataPoints.map(\.id))
+                let device = try Device(profile: cloudProfile, transport: link, log: log,
+                                        cloud: DeviceCloudOptions(schemaDataPoints: schema))
                 try await device.start()
                 self.device = device
                 log.log(.info, "cloud: the device is online on the cloud", fields: [
