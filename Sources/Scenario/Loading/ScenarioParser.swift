@@ -7,15 +7,16 @@ import Yams
 extension Scenario {
     static let topKeys = ["name", "description", "seed", "devices", "apps", "steps"]
     static let deviceKeys = ["profile", "count", "answerPolicy", "answerDelay", "household", "callType", "callTimeout",
-                             "heartbeatInterval", "heartbeatTimeout", "connectTimeout", "liveView"]
+                             "heartbeatInterval", "heartbeatTimeout", "connectTimeout", "liveView"] + doorbellDeviceKeys
     static let appKeys = ["user", "answer", "answerDelay", "heartbeatInterval", "heartbeatTimeout"]
     /// The step kinds (exactly one per step) and the modifiers any step may carry.
     static let stepKinds = ["press", "call", "answer", "reject", "busy", "cancel", "hangup", "policy", "fault", "video",
-                            "sleep", "wait", "expect", "repeat"]
+                            "sleep", "wait", "expect", "repeat"] + doorbellStepKinds
     static let stepModifiers = ["on", "after", "name", "steps"]
     static let conditionKinds = ["sent", "received", "state", "connected", "answered", "videoStarted", "frames", "ended",
-                                 "noEvent", "sdkError", "offerRefused"]
+                                 "noEvent", "sdkError", "offerRefused"] + doorbellConditionKinds
     static let conditionQualifiers = ["to", "from", "reason", "user", "fps", "outcome", "direction", "within", "timeout"]
+        + doorbellQualifiers
     static let faultNames = ["dropMqtt", "dropP2P", "stopHeartbeatReplies", "resumeHeartbeatReplies", "delayReplies",
                              "actBusy", "stopActingBusy", "clear"]
 
@@ -51,6 +52,8 @@ extension Scenario {
 struct ScenarioParser {
     let r: NodeReader
     let base: String
+    /// The profile is a doorbell kind (PROTOCOL.md 8): `sent:`/`received:` name `video_doorbell` events.
+    var isDoorbell = false
 
     func scenario(_ root: Node) throws(ScenarioError) -> Scenario {
         let f = try r.mapping(root, "", allowed: Scenario.topKeys)
@@ -67,7 +70,9 @@ struct ScenarioParser {
             }
         }
         let stepsNode = try f.required("steps", "a list of steps")
-        let steps = try self.steps(stepsNode, "steps", labelPrefix: "", devices: devices.count)
+        var parser = self
+        parser.isDoorbell = devices.profile.doorbell.kind.isTuyaDoorbell
+        let steps = try parser.steps(stepsNode, "steps", labelPrefix: "", devices: devices.count)
         guard !steps.isEmpty else { throw r.fail(stepsNode, "steps", "expected at least one step") }
         let scenario = Scenario(name: name, description: description, file: r.file, seed: seed, devices: devices,
                                 apps: apps, steps: steps)
@@ -114,6 +119,12 @@ struct ScenarioParser {
         if let n = f["heartbeatTimeout"] { profile.timers.heartbeatTimeout = try r.number(n, "devices.heartbeatTimeout", 0.1...3600) }
         if let n = f["connectTimeout"] { profile.timers.connectTimeout = try r.number(n, "devices.connectTimeout", 0.1...3600) }
         if let n = f["liveView"] { profile.capabilities.liveView = try r.bool(n, "devices.liveView") }
+        if let n = f["ringTimeout"] { profile.doorbell.ringTimeout = try r.number(n, "devices.ringTimeout", 0.1...3600) }
+        if let n = f["messages"] { profile.doorbell.messages = try r.bool(n, "devices.messages") }
+        if let n = f["messageWindow"] { profile.doorbell.messageWindow = try r.number(n, "devices.messageWindow", 0.1...3600) }
+        if let n = f["messageSeconds"] { profile.doorbell.messageSeconds = try r.int(n, "devices.messageSeconds", 1...10) }
+        if let n = f["sleepAfter"] { profile.power.sleepAfter = try r.number(n, "devices.sleepAfter", 0.1...86400) }
+        if let n = f["wakeLatency"] { profile.power.wakeLatency = try r.number(n, "devices.wakeLatency", 0...60) }
         if count > 1, !profile.isTemplate {
             throw r.fail(profileNode, "devices.profile",
                          "count \(count) needs a fleet template profile (a devId with {index}, like device-profiles/doorbell-secure.yaml)")
@@ -191,6 +202,7 @@ struct ScenarioParser {
         case "fault": kind = .fault(try fault(value, field))
         case "video": kind = try video(value, field)
         case "sleep": kind = .sleep(try r.distribution(value, field))
+        case let k where Scenario.doorbellStepKinds.contains(k): kind = try doorbellStep(k, value, field)
         case "wait":
             let (c, limit) = try condition(value, field, limitKey: "timeout")
             kind = .wait(c, timeout: limit ?? c.defaultWait)
@@ -278,6 +290,8 @@ struct ScenarioParser {
 
     /// One condition key with its qualifiers; returns it and the step's limit (`limitKey`).
     func condition(_ node: Node, _ path: String, limitKey: String) throws(ScenarioError) -> (Condition, Double?) {
+        // `expect: 43`: the press's protocol 43 (PROTOCOL.md 8.1).
+        if isDoorbell, case .scalar(let s) = node, s.string == "43" { return (.doorbell(.pressSent), nil) }
         let f = try r.mapping(node, path, allowed: Scenario.conditionKinds + Scenario.conditionQualifiers)
         let kinds = f.keys.filter { Scenario.conditionKinds.contains($0) }
         guard kinds.count == 1, let key = kinds.first, let v = f[key] else {
@@ -294,6 +308,18 @@ struct ScenarioParser {
         }
         let condition: Condition
         switch key {
+        case "sent" where isDoorbell, "received" where isDoorbell:
+            let peerKey = key == "sent" ? "to" : "from"
+            allowed += [peerKey, "reason"]
+            condition = try doorbellMessage(key, v, field, peer: try text(peerKey), reason: try text("reason"))
+        case "dp", "power":
+            allowed += ["equals", "alert"]
+            condition = try doorbellCondition(key, v, field, f)
+        case "noEvent" where isDoorbell:
+            allowed.append("direction")
+            let dir = try f["direction"].map { (n) throws(ScenarioError) in MessageDirection(rawValue: try r.oneOf(n, f.field("direction"), ["sent", "received"])) } ?? nil
+            let event = DoorbellEvent(rawValue: try r.oneOf(v, field, DoorbellEvent.allCases.map(\.rawValue))) ?? .accept
+            condition = .doorbell(.noMessage(event, dir))
         case "sent", "received":
             let event = try callEvent(v, field)
             let peerKey = key == "sent" ? "to" : "from"
@@ -365,6 +391,7 @@ struct ScenarioParser {
             case .answer(.user(let u)), .reject(.user(let u)), .cancel(.user(let u)), .hangUp(.user(let u)), .policy(.user(let u), _):
                 users = [u]
             case .wait(.sdkError(let u, _), _), .expect(.sdkError(let u, _), _): users = [u]
+            case .doorbell(let a): users = a.user.map { [$0] } ?? []
             default: break
             }
             for u in users where !known.contains(u) {

@@ -176,10 +176,14 @@ public enum StepKind: Sendable, Equatable {
     /// Checks the condition (waiting up to its limit); a failure is reported and the run goes on.
     case expect(Condition, within: Double?)
     case repeatBlock(times: Int, steps: [Step])
+    /// A doorbell step of PROTOCOL.md 8 (`accept`, `decline`, `wake`, `leaveMessage`, `motion`,
+    /// `battery`, `dps`).
+    case doorbell(DoorbellAction)
 
     var needsSimulatedApp: Bool {
         switch self {
         case .call, .busy, .video: true
+        case .doorbell(let a): a.user != nil
         case .answer(let a), .reject(let a), .cancel(let a), .hangUp(let a), .policy(let a, _):
             a != .device
         case .wait(let c, _), .expect(let c, _): c.needsSimulatedApp
@@ -207,6 +211,7 @@ public enum StepKind: Sendable, Equatable {
         case .wait(let c, let t): return "wait for \(c.summary) (timeout \(formatNumber(t)) s)"
         case .expect(let c, _): return "expect \(c.summary)"
         case .repeatBlock(let n, let steps): return "repeat \(n) times (\(steps.count) steps)"
+        case .doorbell(let a): return a.summary
         }
     }
 }
@@ -252,6 +257,8 @@ public enum Condition: Sendable, Equatable {
     case sdkError(user: String, code: Int)
     /// The device refused a P2P offer (from this user) with `disconnect` close_reason 1.
     case offerRefused(user: String?)
+    /// A doorbell condition of PROTOCOL.md 8 (43 sent, `video_doorbell` events, DPs, power).
+    case doorbell(DoorbellCondition)
 
     var needsSimulatedApp: Bool {
         switch self {
@@ -266,6 +273,7 @@ public enum Condition: Sendable, Equatable {
         case .answered(let s): s
         case .videoStarted(let ms, _): ms / 1000
         case .noEvent: 0
+        case .doorbell(let d): d.defaultWait
         default: 10
         }
     }
@@ -292,6 +300,7 @@ public enum Condition: Sendable, Equatable {
             return "no \(e.rawValue)" + (dir.map { $0 == .sent ? " sent" : " received" } ?? "") + " in the call"
         case .sdkError(let u, let code): return "\(u) sees SDK error \(code)"
         case .offerRefused(let u): return "offer\(u.map { " from \($0)" } ?? "") refused"
+        case .doorbell(let d): return d.summary
         }
     }
 }

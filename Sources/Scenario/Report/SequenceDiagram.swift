@@ -56,6 +56,12 @@ enum SequenceDiagram {
                 videoSeen.insert(key)
                 let text = user == nil ? "video: device sending" : "video: \(key) decoding"
                 rows.append(Row(time: o.time, kind: .note(at: user ?? call.device, text: text, fill: "#e8f4fd")))
+            case .doorbell(.message(let m, let d)):
+                let peer = m.uid ?? "household"
+                let text = m.event.rawValue + (m.reason.map { " (\($0))" } ?? "")
+                rows.append(Row(time: o.time, kind: .arrow(from: d == .sent ? call.device : peer, to: d == .sent ? peer : call.device, text: text)))
+            case .doorbell(let d):
+                rows.append(Row(time: o.time, kind: .note(at: call.device, text: String(d.shortText.prefix(40)), fill: "#fff3cd")))
             }
         }
         flushHeartbeats()

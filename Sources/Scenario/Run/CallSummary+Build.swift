@@ -18,10 +18,15 @@ extension CallSummary {
             let messages = obs.compactMap { o -> (Date, CallMessage, MessageDirection)? in
                 o.message.map { (o.time, $0.0, $0.1) }
             }
-            guard !messages.isEmpty else { return nil }
+            // PROTOCOL.md 8.2: a doorbell call's messages are `video_doorbell` ones.
+            let doorbell = obs.compactMap { o -> (Date, VideoDoorbellMessage, MessageDirection)? in
+                if case .doorbell(.message(let m, let d)) = o.kind { (o.time, m, d) } else { nil }
+            }
+            guard !messages.isEmpty || !doorbell.isEmpty else { return nil }
             let start = obs.map(\.time).min() ?? first.time
             let ring = messages.first { $0.1.event == .ring }
-            let answer = messages.first { $0.1.event == .answer }
+            let answer = messages.first { $0.1.event == .answer }.map { ($0.0, ()) }
+                ?? doorbell.first { $0.1.event == .answered && $0.2 == .sent }.map { ($0.0, ()) }
             var firstFrameMs: Double?
             if let answer {
                 let firstVideo = obs.first { o in
@@ -37,6 +42,10 @@ extension CallSummary {
             }
             for o in obs {
                 if case .offerRefused(_, let from, _) = o.kind, !parties.contains(from) { parties.append(from) }
+            }
+            for (_, m, _) in doorbell {
+                let u = m.uid ?? "household"
+                if !parties.contains(u) { parties.append(u) }
             }
             let ended = obs.compactMap { o -> CallRecord? in
                 if case .deviceEnded(let r) = o.kind { r } else { nil }

@@ -206,6 +206,10 @@ struct ConditionCheck {
                 if case .offerRefused(_, let from, _) = o.kind, o.time >= (call?.start ?? .distantPast) { u == nil || from == u } else { false }
             }
             return hit ? .pass(nil) : .pending("no offer refused; \(recent)")
+
+        case .doorbell:
+            // Checked by `DoorbellCheck` on the device's events (the runner never polls these).
+            return .fail("a doorbell condition is checked by DoorbellCheck", nil)
         }
     }
 }

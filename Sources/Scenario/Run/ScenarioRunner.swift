@@ -79,7 +79,7 @@ public final class ScenarioRunner: @unchecked Sendable {
                     case .refused(let why): timeline.record(devId, .refused(why))
                     case .ringing, .ringingStopped: break
                     case .receivedDoorbell, .sentDoorbell, .pressed, .dataPointsReported, .fellAsleep, .wokeUp, .mediaStored:
-                        break  // PROTOCOL.md 8: the doorbell steps read these from the world, not the timeline
+                        self.recordDoorbell(devId, e)  // PROTOCOL.md 8
                     }
                 }
             })
@@ -185,6 +185,14 @@ public final class ScenarioRunner: @unchecked Sendable {
                 guard await run(inner, device: index, iteration: iteration + [i]) else { return false }
             }
             return true
+        case .wait(.doorbell(let c), let timeout):
+            let (ok, seen) = await checkDoorbell(c, limit: timeout, device: device, expand: expand)
+            return finish(.wait, passed: ok, failure: ok ? nil : failureText(step, device.devId, iteration, expected: c.summary + " within \(formatNumber(timeout)) s", seen: seen))
+        case .expect(.doorbell(let c), let within):
+            let (ok, seen) = await checkDoorbell(c, limit: within, device: device, expand: expand)
+            var expected = c.summary
+            if let within { expected += " (within \(formatNumber(within)) s)" }
+            return finish(.expect, passed: ok, failure: ok ? nil : failureText(step, device.devId, iteration, expected: expected, seen: seen))
         case .wait(let c, let timeout):
             let check = ConditionCheck(condition: c, world: world, device: device, timeline: timeline, user: expand, start: started)
             let (ok, seen, m) = await check.run(limit: timeout)
@@ -212,7 +220,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         return s + ": expected \(expected); \(seen ?? "saw nothing")"
     }
 
-    private func app(_ user: String) throws -> any ScenarioAppDriver {
+    func app(_ user: String) throws -> any ScenarioAppDriver {
         guard let a = world.app(user) else { throw ScenarioActionError("no simulated app user '\(user)' (with --app external the real app plays it)") }
         return a
     }
@@ -237,6 +245,12 @@ public final class ScenarioRunner: @unchecked Sendable {
             try await perform(a, device, expand, "rejects", when: .ringingIncoming) { try await $0.reject() } app: { try await $0.reject() }
         case .cancel(let a):
             try await perform(a, device, expand, "cancels", when: .ringingOutgoing) { try await $0.cancel() } app: { try await $0.cancel() }
+        case .hangUp(.user(let u)) where device.isDoorbell:
+            try await hangUpDoorbell(expand(u), device: device)
+        case .video(let user, let stream, nil) where device.isDoorbell:
+            try await openDoorbellVideo(expand(user), stream: stream, device: device)
+        case .doorbell(let action):
+            try await actDoorbell(action, device: device, expand: expand)
         case .hangUp(let a):
             try await perform(a, device, expand, "hangs up", when: .answered) { try await $0.hangUp() } app: { try await $0.hangUp() }
         case .busy(let user):

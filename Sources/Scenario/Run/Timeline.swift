@@ -21,6 +21,8 @@ public struct Observation: Sendable {
         /// Video frames so far on a session's link and the rate over the last interval;
         /// `user` nil: sent by the device, else decoded by that app user.
         case video(session: String, user: String?, frames: Int, fps: Double)
+        /// A doorbell event of PROTOCOL.md 8 (43, `video_doorbell`, DPs, sleep and wake, media).
+        case doorbell(DoorbellObservation)
     }
 
     public var time: Date
@@ -37,14 +39,37 @@ final class Timeline: @unchecked Sendable {
     /// Per device: the current call's session and when it started.
     private var current: [String: (session: String, start: Date)] = [:]
     private var known: Set<String> = []
+    /// Who waits for the next observation (the doorbell checks: they wait on events, not a clock).
+    private var watchers: [UInt64: AsyncStream<Void>.Continuation] = [:]
+    private var nextWatcher: UInt64 = 0
 
     func record(_ device: String, session: String? = nil, _ kind: Observation.Kind, at time: Date = Date()) {
         lock.lock()
-        defer { lock.unlock() }
         items.append(Observation(time: time, device: device, session: session, kind: kind))
         if case .message(let m, _) = kind, m.event == .call {
             begin(device, m.sessionId, at: time)
         }
+        let waiting = Array(watchers.values)
+        lock.unlock()
+        for w in waiting { w.yield() }
+    }
+
+    /// A stream that yields once per observation recorded from now on (newest only: a slow reader
+    /// sees one wake-up for many), and ends when the caller drops it.
+    func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        lock.lock()
+        let id = nextWatcher
+        nextWatcher += 1
+        watchers[id] = continuation
+        lock.unlock()
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.lock.lock()
+            self.watchers[id] = nil
+            self.lock.unlock()
+        }
+        return stream
     }
 
     /// A call began (a press, an app's call, or the first `call` seen for a new session).
@@ -104,6 +129,7 @@ extension Observation {
         case .refused(let why): return "refused: \(why)"
         case .video(_, let user, let frames, let fps):
             return "\(user ?? "device"): \(frames) frames, \(String(format: "%.1f", fps)) fps"
+        case .doorbell(let d): return d.shortText
         }
     }
 }

@@ -30,6 +30,22 @@ public protocol ScenarioDeviceDriver: AnyObject, Sendable {
     func framesSent() async -> [String: Int]
     /// Every event from now on (the engine records them on its timeline).
     func events() async -> AsyncStream<DeviceEvent>
+
+    // PROTOCOL.md 8 (docs/scenarios.md, "Doorbells")
+    /// True for the doorbell kinds (`ac_doorbell`, `doorbell`): a press is a 43 and a `video_doorbell` call.
+    var isDoorbell: Bool { get }
+    /// The device's DP `id` now (nil when it lacks it).
+    func dataPoint(_ id: DPId) async -> DPValue?
+    /// `awake`, `asleep` or `waking` (8.4).
+    func powerName() async -> String
+    /// A motion event (8.5).
+    func motion() async throws
+    /// Wakes the device as the control API does (8.4).
+    func wake() async throws
+    /// DP 145 (8.4).
+    func setBattery(percent: Int) async throws
+    /// The device changes its own DPs (8.3).
+    func setDataPoints(_ values: [DPId: DPValue]) async throws
 }
 
 /// One simulated app user as the scenario engine sees it.
@@ -50,6 +66,24 @@ public protocol ScenarioAppDriver: AnyObject, Sendable {
     /// The app's call state.
     func phase() async -> CallPhase
     func events() async -> AsyncStream<AppEvent>
+
+    // PROTOCOL.md 8 (docs/scenarios.md, "Doorbells")
+    /// `accept` the doorbell call `callId` of `devId` that rings this phone (8.2).
+    func acceptDoorbell(devId: String, callId: String) async throws
+    /// `stop` before an accept (8.2).
+    func declineDoorbell(devId: String, callId: String) async throws
+    /// `stop` after the accept: hangs up (8.2).
+    func hangUpDoorbell(devId: String, callId: String) async throws
+    /// The doorbell call ringing this phone (or being accepted), if any.
+    func ringingDoorbell() async -> String?
+    /// The doorbell call this user accepted (the device's `answered` seen), if any.
+    func answeredDoorbell() async -> String?
+    /// Opens the §4 link of the accepted doorbell call (8.2: `sessionid` = the call id).
+    func openDoorbellVideo(stream: StreamType) async throws
+    /// Wakes `devId` over its wake topic; returns the latency the app saw, in ms (8.4).
+    func wake(devId: String) async throws -> Double
+    /// Protocol 5 (8.3).
+    func setDPs(devId: String, _ values: [DPId: DPValue]) async throws
 }
 
 /// Everything a run drives: the devices (by index, fleet order) and, with the simulated app, the
