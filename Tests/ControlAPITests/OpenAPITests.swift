@@ -86,8 +86,9 @@ extension ControlAPI {
                 let b = "/api/devices/{devId}"
 
                 func call(_ method: String, _ template: String, _ body: JSONValue? = nil, query: String = "",
-                          devId: String? = nil, expect status: Int) async throws {
+                          devId: String? = nil, name: String = "", expect status: Int) async throws {
                     let path = template.replacingOccurrences(of: "{devId}", with: devId ?? f.devId)
+                        .replacingOccurrences(of: "{name}", with: name)
                     let reply = try await f.request(method, path + query, body)
                     #expect(reply.status == status, "\(method) \(path): \(reply.status) \(reply.text.prefix(200))")
                     guard let op = doc["paths"]?[template]?[method.lowercased()] else {
@@ -171,6 +172,10 @@ extension ControlAPI {
                 try await call("POST", b + "/faults/drop-p2p", expect: 202)
                 try await call("GET", b + "/journal", expect: 200)
                 try await call("GET", b + "/journal", query: "?limit=x", expect: 400)
+                // PROTOCOL.md 8.5: the device's media (MediaRouteTests serve the files themselves).
+                try await call("GET", b + "/media", expect: 200)
+                try await call("GET", b + "/media/{name}", name: "press-none.jpg", expect: 404)
+                try await call("GET", b + "/media/{name}", name: ".hidden.jpg", expect: 400)
                 try await call("GET", "/api/events", query: "?device=nope", expect: 404)
                 // The event stream: its header and content type (reading it is covered elsewhere).
                 let stream = ControlEventStream(client: f.client, path: "/api/events")
