@@ -24,14 +24,8 @@ struct IotDNSAddress: ExpressibleByArgument, Sendable {
         var rest = Substring(url)
         if rest.hasPrefix("https://") { rest = rest.dropFirst("https://".count) }
         if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
-        if rest.contains(":") {
-            self.init(argument: String(rest))
-        } else if !rest.isEmpty {
-            host = String(rest)
-            port = 443
-        } else {
-            return nil
-        }
+        guard !rest.isEmpty else { return nil }
+        self.init(argument: rest.contains(":") ? String(rest) : String(rest) + ":443")
     }
 
     init?(argument: String) {
