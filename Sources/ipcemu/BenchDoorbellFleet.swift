@@ -219,8 +219,8 @@ final class WakeLoad: Sendable {
         var due = 0
         var serial = 0
         var rng = SystemRandomNumberGenerator()
-        while clock.now < end, due < total {
-            let target = min(total, Int(BenchCommand.FleetBench.seconds(clock.now - began) * rate))
+        while due < total, clock.now < end + .seconds(1) {
+            let target = clock.now >= end ? total : min(total, Int(BenchCommand.FleetBench.seconds(clock.now - began) * rate))
             while due < target {
                 due += 1
                 guard let device = pick(using: &rng) else {

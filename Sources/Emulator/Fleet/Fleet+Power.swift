@@ -122,6 +122,12 @@ public struct FleetWakeReport: Sendable, Equatable {
     public var woken: Int
     public var wereAsleep: Int
     public var lowPowerDevices: Int
+
+    public init(woken: Int, wereAsleep: Int, lowPowerDevices: Int) {
+        self.woken = woken
+        self.wereAsleep = wereAsleep
+        self.lowPowerDevices = lowPowerDevices
+    }
 }
 
 /// Wakes of a fleet so far.
