@@ -37,14 +37,19 @@ public actor CloudJoinRunner {
         /// The least CONNACK wait, whatever the SDK's value (2 s on the device link) [ours: a loaded
         /// test machine can take longer over TLS].
         public var minimumConnectTimeout: Double
+        /// Awaited before each HTTPS request is made (a fleet's pacing of iotdns and activation
+        /// requests, `CloudFleetPacer`); nil: at once.
+        public var beforeRequest: (@Sendable (HTTPSRequest.Purpose) async -> Void)?
 
         public init(join: CloudJoinConfig, stateStore: CloudStateStore, iotdnsCA: [UInt8]? = nil,
-                    deviceLinkWill: @escaping @Sendable (String) -> MQTTWill? = { _ in nil }, minimumConnectTimeout: Double = 5) {
+                    deviceLinkWill: @escaping @Sendable (String) -> MQTTWill? = { _ in nil }, minimumConnectTimeout: Double = 5,
+                    beforeRequest: (@Sendable (HTTPSRequest.Purpose) async -> Void)? = nil) {
             self.join = join
             self.stateStore = stateStore
             self.iotdnsCA = iotdnsCA
             self.deviceLinkWill = deviceLinkWill
             self.minimumConnectTimeout = minimumConnectTimeout
+            self.beforeRequest = beforeRequest
         }
     }
 
@@ -133,8 +138,12 @@ public actor CloudJoinRunner {
     private func carryOut(_ effect: CloudJoinEffect, now: Int64) {
         switch effect {
         case .httpsRequest(let request):
-            let https = self.https
+            let https = self.https, beforeRequest = configuration.beforeRequest
             requests[request.id] = Task { [weak self] in
+                if let beforeRequest {
+                    await beforeRequest(request.purpose)
+                    if Task.isCancelled { return }
+                }
                 let input = await https.perform(request)
                 await self?.answered(request.id, input)
             }
