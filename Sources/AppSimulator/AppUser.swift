@@ -236,18 +236,21 @@ public actor AppUser {
 
     /// Opens the P2P link of the answered call: offers to receive the device's video (stream
     /// `streamType`), optionally sending `sendVideo` (two-way). Returns the session id.
-    /// `sessionId` and `auth` override what is sent (to test the device's refusals).
+    /// `sessionId` and `auth` override what is sent (to test the device's refusals). `ice`: the
+    /// STUN/TURN servers the offer's `token` names and this link uses, and relay-only ICE
+    /// (PROTOCOL.md 4, 9.4).
     @discardableResult
     public func openVideo(streamType: StreamType = .main, sendVideo: VideoFormat? = nil, saveFramesTo: String? = nil,
                           sessionId: String? = nil, devId: String? = nil, auth: String? = nil,
-                          decodes: Bool = true, hevc: Bool = false) throws(AppError) -> String {
+                          decodes: Bool = true, hevc: Bool = false,
+                          ice: AppICEConfiguration = AppICEConfiguration()) throws(AppError) -> String {
         guard let sid = sessionId ?? engine.answeredCall?.sessionId else { throw .mqtt("no answered call to open video for") }
         guard let target = devId ?? engine.answeredCall?.peer ?? engine.session?.peers.first else { throw .unknownDevice("?") }
         guard let channel = devices[target] else { throw .unknownDevice(target) }
         closeVideo(sessionId: sid)
         disconnects[sid] = nil
         let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
-                                saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc)
+                                saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc, ice: ice)
         videoLinks[sid] = link
         linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
@@ -283,6 +286,9 @@ public actor AppUser {
     /// The session's link state as the app sees it (nil: no link).
     public func videoLinkState(sessionId: String) -> LinkState? { videoLinks[sessionId]?.offerer.state }
 
+    /// The ICE candidate pair the session's open link uses (nil: no link, or none selected yet).
+    public func videoLinkCandidatePair(sessionId: String) -> ICECandidatePair? { videoLinks[sessionId]?.selectedCandidatePair }
+
     /// The open link's media counters, and when its 302 answer came (nil without a link).
     public func videoLinkStatistics(sessionId: String) -> (stats: LinkStatistics, answerAt: Date?)? {
         videoLinks[sessionId].map { ($0.linkStats, $0.answerArrivedAt) }
@@ -306,7 +312,7 @@ public actor AppUser {
         let header = SignalHeader(from: userId, to: link.devId, sessionId: link.sessionId, tid: link.transactionId)
         switch signal {
         case .offer(let sdp):
-            let offer = SignalOffer(sdp: sdp, streamType: streamType, auth: auth)
+            let offer = SignalOffer(sdp: sdp, streamType: streamType, auth: auth, iceServers: link.ice.servers)
             try? publish(SignalMessage(header: header, body: .offer(offer)).envelope(t: clock.nowSeconds()), to: link.devId)
         case .candidate(let line, let index):
             let c = IPCWire.ICECandidate(candidate: line, sdpMLineIndex: index)

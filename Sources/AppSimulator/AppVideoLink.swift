@@ -28,10 +28,14 @@ final class AppVideoLink: Sendable {
     /// PROTOCOL.md 7: the video comes as HEVC over the `fmp4Stream` data channel (nil: RTP).
     let hevc: AppHEVCReceiver?
 
+    /// The servers the offer's `token` names and this link's own ICE uses (PROTOCOL.md 4, 9.4).
+    let ice: AppICEConfiguration
+
     init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?,
-         decodes: Bool = true, hevc wantsHEVC: Bool = false) {
+         decodes: Bool = true, hevc wantsHEVC: Bool = false, ice: AppICEConfiguration = AppICEConfiguration()) {
         self.sessionId = sessionId
         self.devId = devId
+        self.ice = ice
         let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .unbounded)
         signals = stream
         self.continuation = continuation
@@ -67,7 +71,8 @@ final class AppVideoLink: Sendable {
             ? OfferConfiguration(receivesRTPVideo: false, dataChannels: [FMP4ControlMessage.channelLabel])
             : OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,
                                  sendsAudio: sendsVideo != nil)
-        let offerer = WebRTCOfferer(configuration: configuration, options: LinkOptions(jitterBufferMs: 20), events: events)
+        let options = LinkOptions(iceServers: ice.linkServers, jitterBufferMs: 20, relayOnly: ice.relayOnly)
+        let offerer = WebRTCOfferer(configuration: configuration, options: options, events: events)
         self.offerer = offerer
         // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen
         // (a recording, a window) can be read back frame by frame.
@@ -93,6 +98,8 @@ final class AppVideoLink: Sendable {
 
     var stats: VideoStats { measured.snapshot }
     var linkStats: LinkStatistics { offerer.stats }
+    /// The ICE candidate pair the link's media uses (nil until one is selected).
+    var selectedCandidatePair: ICECandidatePair? { offerer.selectedCandidatePair }
 
     func close() {
         pattern?.stop()

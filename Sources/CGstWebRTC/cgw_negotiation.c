@@ -28,6 +28,12 @@ CGW_SAME_VALUE(CGW_DTLS_CONNECTED, GST_WEBRTC_DTLS_TRANSPORT_STATE_CONNECTED);
 CGW_SAME_VALUE(CGW_DATA_CHANNEL_CONNECTING, GST_WEBRTC_DATA_CHANNEL_STATE_CONNECTING);
 CGW_SAME_VALUE(CGW_DATA_CHANNEL_OPEN, GST_WEBRTC_DATA_CHANNEL_STATE_OPEN);
 CGW_SAME_VALUE(CGW_DATA_CHANNEL_CLOSING, GST_WEBRTC_DATA_CHANNEL_STATE_CLOSING);
+CGW_SAME_VALUE(CGW_ICE_TRANSPORT_POLICY_ALL, GST_WEBRTC_ICE_TRANSPORT_POLICY_ALL);
+CGW_SAME_VALUE(CGW_ICE_TRANSPORT_POLICY_RELAY, GST_WEBRTC_ICE_TRANSPORT_POLICY_RELAY);
+CGW_SAME_VALUE(CGW_CANDIDATE_HOST, NICE_CANDIDATE_TYPE_HOST);
+CGW_SAME_VALUE(CGW_CANDIDATE_SERVER_REFLEXIVE, NICE_CANDIDATE_TYPE_SERVER_REFLEXIVE);
+CGW_SAME_VALUE(CGW_CANDIDATE_PEER_REFLEXIVE, NICE_CANDIDATE_TYPE_PEER_REFLEXIVE);
+CGW_SAME_VALUE(CGW_CANDIDATE_RELAYED, NICE_CANDIDATE_TYPE_RELAYED);
 CGW_SAME_VALUE(CGW_DATA_CHANNEL_CLOSED, GST_WEBRTC_DATA_CHANNEL_STATE_CLOSED);
 
 /* ------------------------------------------------------------------------------------------------
@@ -256,6 +262,40 @@ bool cgw_webrtc_set_ice_protocols(CgwElement *webrtc, bool udp, bool tcp) {
     if (ok) g_object_set(ice, "ice-udp", (gboolean)udp, "ice-tcp", (gboolean)tcp, NULL);
     if (ice != NULL) g_object_unref(ice);
     return ok;
+}
+
+bool cgw_webrtc_set_ice_transport_policy(CgwElement *webrtc, int policy) {
+    GParamSpec *spec = cgw_find_property(webrtc, "ice-transport-policy");
+    if (spec == NULL || !G_TYPE_IS_ENUM(spec->value_type)) return false;
+    g_object_set(webrtc, "ice-transport-policy", (GstWebRTCICETransportPolicy)policy, NULL);
+    GstWebRTCICETransportPolicy now = GST_WEBRTC_ICE_TRANSPORT_POLICY_ALL;
+    g_object_get(webrtc, "ice-transport-policy", &now, NULL);
+    return (int)now == policy;
+}
+
+static void copy_candidate(const NiceCandidate *candidate, CgwCandidateInfo *out) {
+    char text[NICE_ADDRESS_STRING_LEN];
+    nice_address_to_string(&candidate->addr, text);
+    out->type = (int)candidate->type;
+    g_strlcpy(out->address, text, sizeof out->address);
+    out->port = nice_address_get_port(&candidate->addr);
+}
+
+bool cgw_webrtc_selected_pair(CgwElement *webrtc, CgwCandidateInfo *local, CgwCandidateInfo *remote) {
+    NiceAgent *agent = nice_agent_of(webrtc);
+    if (agent == NULL) return false;
+    bool found = false;
+    /* webrtcbin adds one libnice stream per transport, numbered from 1 (one with max-bundle). */
+    for (guint stream_id = 1; stream_id <= 16 && !found; stream_id++) {
+        NiceCandidate *l = NULL, *r = NULL;
+        if (nice_agent_get_selected_pair(agent, stream_id, 1, &l, &r) && l != NULL && r != NULL) {
+            copy_candidate(l, local);
+            copy_candidate(r, remote);
+            found = true;
+        }
+    }
+    g_object_unref(agent);
+    return found;
 }
 
 int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms) {

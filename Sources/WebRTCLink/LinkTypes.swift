@@ -136,10 +136,18 @@ public struct LinkOptions: Sendable, Hashable {
     /// the time from the answer to the first frame on a LAN. RFC 8445 (14.2) allows 5 ms.
     public var icePacingMs: Int
 
+    /// Relay-only ICE (webrtcbin's `ice-transport-policy` relay): only candidates allocated on a
+    /// TURN server of `iceServers` are used, so every packet goes through the relay (PROTOCOL.md
+    /// 9.4: the app is not on the device's network). Without a TURN server that allocates, the
+    /// link never connects.
+    public var relayOnly: Bool
+
     public init(
         iceServers: [ICEServer] = [], localAddresses: [String]? = nil, silenceTimeout: Duration = .seconds(5),
-        jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false, icePacingMs: Int = 5
+        jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false, icePacingMs: Int = 5,
+        relayOnly: Bool = false
     ) {
+        self.relayOnly = relayOnly
         self.icePacingMs = icePacingMs
         self.iceServers = iceServers
         self.localAddresses = localAddresses
@@ -147,6 +155,45 @@ public struct LinkOptions: Sendable, Hashable {
         self.silenceTimeout = silenceTimeout
         self.jitterBufferMs = jitterBufferMs
         self.rtcpIntervalMs = rtcpIntervalMs
+    }
+}
+
+/// The candidate pair the ICE agent selected for the link's media: the proof of which path the
+/// packets take (a `relay` local candidate: through the TURN server).
+public struct ICECandidatePair: Sendable, Hashable, CustomStringConvertible {
+    public enum CandidateType: String, Sendable, Hashable {
+        case host
+        /// Server reflexive (a STUN server's view of the address).
+        case srflx
+        /// Peer reflexive (learned from a connectivity check).
+        case prflx
+        /// Relayed: an address allocated on a TURN server.
+        case relay
+    }
+
+    public struct Candidate: Sendable, Hashable {
+        public var type: CandidateType
+        public var address: String
+        public var port: Int
+
+        public init(type: CandidateType, address: String, port: Int) {
+            self.type = type
+            self.address = address
+            self.port = port
+        }
+    }
+
+    public var local: Candidate
+    public var remote: Candidate
+
+    public init(local: Candidate, remote: Candidate) {
+        self.local = local
+        self.remote = remote
+    }
+
+    /// `local relay 127.0.0.1:50123 -> remote host 127.0.0.1:40111`.
+    public var description: String {
+        "local \(local.type.rawValue) \(local.address):\(local.port) -> remote \(remote.type.rawValue) \(remote.address):\(remote.port)"
     }
 }
 

@@ -219,6 +219,9 @@ final class PeerCore: @unchecked Sendable {
                 throw .pipeline("the ICE agent refused local address \(address)")
             }
         }
+        if options.relayOnly, !cgw_webrtc_set_ice_transport_policy(webrtc, Int32(CGW_ICE_TRANSPORT_POLICY_RELAY)) {
+            throw .pipeline("webrtcbin has no ice-transport-policy property, or refused relay")
+        }
         var stunSet = false
         for server in options.iceServers {
             for url in server.urls {
@@ -301,6 +304,35 @@ final class PeerCore: @unchecked Sendable {
     /// webrtcbin and the pipeline, unless the core is closed (then nil: callbacks stop there).
     func liveWebRTC() -> OpaquePointer? { lock.withLock { phase == .closed ? nil : webrtc } }
     func livePipeline() -> OpaquePointer? { lock.withLock { phase == .closed ? nil : pipeline } }
+
+    /// The candidate pair the ICE agent selected (nil before one is selected, or once closed).
+    var selectedCandidatePair: ICECandidatePair? {
+        guard let webrtc = liveWebRTC() else { return nil }
+        var local = CgwCandidateInfo()
+        var remote = CgwCandidateInfo()
+        guard cgw_webrtc_selected_pair(webrtc, &local, &remote),
+              let l = ICECandidatePair.Candidate(local), let r = ICECandidatePair.Candidate(remote)
+        else { return nil }
+        return ICECandidatePair(local: l, remote: r)
+    }
+}
+
+extension ICECandidatePair.Candidate {
+    /// From the C shim's copy of a libnice candidate; nil for a type this side does not know.
+    init?(_ info: CgwCandidateInfo) {
+        let type: ICECandidatePair.CandidateType
+        switch Int(info.type) {
+        case Int(CGW_CANDIDATE_HOST): type = .host
+        case Int(CGW_CANDIDATE_SERVER_REFLEXIVE): type = .srflx
+        case Int(CGW_CANDIDATE_PEER_REFLEXIVE): type = .prflx
+        case Int(CGW_CANDIDATE_RELAYED): type = .relay
+        default: return nil
+        }
+        let address = withUnsafeBytes(of: info.address) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        self.init(type: type, address: address, port: Int(info.port))
+    }
 }
 
 extension MediaDirection {

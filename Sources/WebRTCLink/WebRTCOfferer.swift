@@ -126,6 +126,9 @@ public final class WebRTCOfferer: Sendable {
 
     public var state: LinkState { core.currentState }
     public var stats: LinkStatistics { core.stats }
+    /// The ICE candidate pair the link's media uses (nil until ICE selected one): with
+    /// `LinkOptions.relayOnly`, its local side is a `relay` candidate on the TURN server.
+    public var selectedCandidatePair: ICECandidatePair? { core.selectedCandidatePair }
     /// The pipeline as a Graphviz graph (elements, states, caps), for debugging.
     public var pipelineGraph: String { core.pipelineGraph }
 

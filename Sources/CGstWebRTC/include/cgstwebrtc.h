@@ -143,6 +143,22 @@ bool cgw_webrtc_tune_ice_agent(CgwElement *webrtc, unsigned pacing_ms, bool upnp
 /* Sets the RTCP minimum interval of every RTP session of the webrtcbin (so that a receive-only peer
  * still reports at least this often); returns the number of sessions changed. */
 int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms);
+/* GstWebRTCICETransportPolicy (webrtcbin's ice-transport-policy): RELAY makes the libnice agent
+ * use relayed (TURN) local candidates only. Values checked against GStreamer's in cgw_negotiation.c. */
+enum { CGW_ICE_TRANSPORT_POLICY_ALL = 0, CGW_ICE_TRANSPORT_POLICY_RELAY = 1 };
+/* Sets ice-transport-policy and reads it back; false: no such property, or it did not take. */
+bool cgw_webrtc_set_ice_transport_policy(CgwElement *webrtc, int policy);
+/* One side of an ICE candidate pair: its type (NiceCandidateType, values checked against
+ * libnice's), address as text and port. */
+enum { CGW_CANDIDATE_HOST = 0, CGW_CANDIDATE_SERVER_REFLEXIVE = 1, CGW_CANDIDATE_PEER_REFLEXIVE = 2, CGW_CANDIDATE_RELAYED = 3 };
+typedef struct {
+    int type;
+    char address[64];
+    unsigned port;
+} CgwCandidateInfo;
+/* The pair the ICE agent selected on the first of its streams that has one (component 1: RTP,
+ * rtcp-mux), copied into *local and *remote. False: no libnice agent, or no pair selected yet. */
+bool cgw_webrtc_selected_pair(CgwElement *webrtc, CgwCandidateInfo *local, CgwCandidateInfo *remote);
 
 /* ---- webrtcbin / element signals connected (g_signal_connect) ---- */
 
