@@ -102,7 +102,7 @@ struct DeviceMediaStoreTests {
         let left = try #require(DoorbellMediaDPs.decode(DoorbellMediaDPs.InitiativeMessage.self,
                                                         from: DoorbellMediaDPs.leftMessage(message, t: 1_732_200_050)))
         #expect(left == .init(cmd: "ipc_leave_msg", type: "video", files: [message.path], t: 1_732_200_050, duration: 10))
-        let battery = try #require(DoorbellMediaDPs.decode(DoorbellMediaDPs.InitiativeMessage.self, from: DoorbellMediaDPs.lowBattery(t: 5)))
+        let battery = try #require(DoorbellMediaDPs.decode(DoorbellMediaDPs.InitiativeMessage.self, from: DoorbellMediaDPs.initiativeMessage(cmd: .lowBattery, type: .none, files: [], t: 5)))
         #expect(battery == .init(cmd: "ipc_low_battery", type: "none", files: [], t: 5, duration: nil))
         let motion = try #require(DoorbellMediaDPs.decode(DoorbellMediaDPs.InitiativeMessage.self, from: DoorbellMediaDPs.motion(snapshot: nil, t: 6)))
         #expect(motion.cmd == "ipc_motion" && motion.type == "none" && motion.files.isEmpty)

@@ -1,4 +1,6 @@
+import CallEngine
 import Foundation
+import IPCWire
 
 /// The string values of the media data points (PROTOCOL.md 8.3 and 8.5): base64 of a JSON object
 /// naming files by their control-API path. The device glue turns them into `DPValue.string`.
@@ -16,17 +18,20 @@ public enum DoorbellMediaDPs {
     /// DP 185 `alarm_message` at a press: base64 of
     /// `{"cmd":"ipc_doorbell","type":"image","files":[{"data":"<path>","keyId":"default","iv":""}]}`.
     public static func doorbellAlarm(path: String) -> String {
-        encoded(AlarmMessage(cmd: InitiativeCommand.doorbell.rawValue, type: InitiativeType.image.rawValue,
+        encoded(AlarmMessage(cmd: DPAlert.Command.doorbell.rawValue, type: DPAlert.MediaType.image.rawValue,
                              files: [.init(data: path, keyId: "default", iv: "")]))
     }
 
     public static func doorbellAlarm(_ snapshot: MediaRef) -> String { doorbellAlarm(path: snapshot.path) }
 
     /// DP 212 `initiative_message`: base64 of `{"cmd":...,"type":...,"files":["<path>"],"t":<unix s>}`
-    /// with `"duration"` (whole seconds) for a message.
-    public static func initiativeMessage(cmd: InitiativeCommand, type: InitiativeType, files: [String], t: Int64,
+    /// with `"duration"` (whole seconds) for a message. Built by `DPAlert` (the one writer of DP 212,
+    /// which the power machine's low-battery alert uses too).
+    public static func initiativeMessage(cmd: DPAlert.Command, type: DPAlert.MediaType, files: [String], t: Int64,
                                          duration: Int? = nil) -> String {
-        encoded(InitiativeMessage(cmd: cmd.rawValue, type: type.rawValue, files: files, t: t, duration: duration))
+        let extra: [String: JSONValue] = duration.map { ["duration": .int(Int64($0))] } ?? [:]
+        guard case .string(let text) = DPAlert.initiative(cmd: cmd, type: type, files: files, t: t, extra: extra) else { return "" }
+        return text
     }
 
     /// DP 212 after a ring timeout (8.5): `ipc_doorbell`, the press snapshot (none when it could not
@@ -45,24 +50,6 @@ public enum DoorbellMediaDPs {
     public static func motion(snapshot: MediaRef?, t: Int64) -> String {
         guard let snapshot else { return initiativeMessage(cmd: .motion, type: .none, files: [], t: t) }
         return initiativeMessage(cmd: .motion, type: .image, files: [snapshot.path], t: t)
-    }
-
-    /// DP 212 when the battery crosses the low-battery threshold (8.4): `ipc_low_battery`, no file.
-    public static func lowBattery(t: Int64) -> String {
-        initiativeMessage(cmd: .lowBattery, type: .none, files: [], t: t)
-    }
-
-    /// DP 212 `cmd`.
-    public enum InitiativeCommand: String, Sendable, CaseIterable {
-        case motion = "ipc_motion"
-        case doorbell = "ipc_doorbell"
-        case leaveMessage = "ipc_leave_msg"
-        case lowBattery = "ipc_low_battery"
-    }
-
-    /// DP 212 `type`.
-    public enum InitiativeType: String, Sendable, CaseIterable {
-        case image, video, none
     }
 
     // MARK: Wire shapes (Codable: both ends of a test decode the same types)
