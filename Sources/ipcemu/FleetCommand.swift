@@ -76,6 +76,8 @@ struct FleetCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
 
+    @OptionGroup(title: "Tuya cloud (one device per licence; docs/tuya-cloud.md)") var cloudOptions: CloudFleetOptions
+
     @Flag(help: "Label /metrics per device (default: aggregated over the fleet).")
     var metricsPerDevice = false
 
@@ -125,6 +127,7 @@ struct FleetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let cloud = cloudOptions.cloud { return try await runOnCloud(cloud) }
         let plan = try makePlan()
         let positions = try holdings(plan)
         let log = EventLog(format: LogFormat(rawValue: logFormat) ?? .human, minimumLevel: LogLevel(rawValue: logLevel) ?? .warning)
