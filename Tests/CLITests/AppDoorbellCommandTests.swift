@@ -136,4 +136,30 @@ struct AppDoorbellCommandTests {
         run.signal(SIGTERM)
         _ = await run.waitForExit(timeout: .seconds(5))
     }
+
+    @Test("app listen --answer stop: the only household user declines (stop); the device's timeout follows (every user declined)")
+    func listenDeclinesDoorbell() async throws {
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let path = try Self.profile("ac-doorbell.yaml", replacing: [("household: [user-alice, user-bob]", "household: [user-alice]")])
+        let run = try IPCEmuProcess(["run", "--profile", path, "--broker", broker.url, "--control", "127.0.0.1:0"])
+        let control = try #require(await Self.controlURL(run), "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+        #expect(await run.waitFor("is online"))
+        let listen = try IPCEmuProcess(["app", "listen", "--answer", "stop", "--user", "user-alice",
+                                        "--broker", broker.url, "--profile", path])
+        #expect(await listen.waitFor("is waiting for calls", inStderr: true), "\(listen.stderr)")
+        let press = try await ControlHTTPClient(baseURL: control).request("POST", "/api/devices/\(ac)/press", json: .object([:]))
+        guard case .object(let o)? = press.json, case .string(let callId)? = o["sessionId"] else {
+            Issue.record("no sessionId in \(press.text)")
+            return
+        }
+        #expect(await listen.waitFor("<- video_doorbell timeout from=\(ac) call=\(callId)", timeout: .seconds(10)), "\(listen.stdout)")
+        let out = listen.stdout
+        #expect(out.contains("-> video_doorbell stop to=\(ac) call=\(callId)"), "\(out)")
+        #expect(out.contains("call ended: rejected"), "\(out)")
+        listen.signal(SIGTERM)
+        #expect(await listen.waitForExit(timeout: .seconds(5)) == 0)
+        run.signal(SIGTERM)
+        _ = await run.waitForExit(timeout: .seconds(5))
+    }
 }
