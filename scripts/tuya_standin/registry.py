@@ -46,6 +46,8 @@ class DeviceRecord:
         self.versions = None
         self.skill = None
         self.activated_at = int(time.time())
+        # Milliseconds too: a fleet's pacing of activations is checked from these.
+        self.activated_at_ms = int(time.time() * 1000)
         # DP id -> last value the device reported (protocol 4), and reported ids the schema lacks.
         self.reported_dps = {}
         self.unknown_dps = set()

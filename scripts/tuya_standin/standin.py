@@ -116,6 +116,7 @@ class Standin:
         # localKey: what Tuya's cloud API gives the phone app of the home, so an app simulator can
         # seal its pv2.2 messages to the device.
         devices = [{"devId": d.dev_id, "uuid": d.uuid, "bound": d.bound, "activatedAt": d.activated_at,
+                    "activatedAtMs": d.activated_at_ms,
                     "localKey": d.local_key, "versions": d.versions, "skill": d.skill,
                     "outMessages": d.out_messages, "reportedDps": dict(d.reported_dps), "dpsNotInSchema": sorted(d.unknown_dps)}
                    for d in (self.registry.device_for_uuid(l.uuid) for l in self.registry.licences()) if d]

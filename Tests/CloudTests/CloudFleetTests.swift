@@ -1,0 +1,180 @@
+import CloudLink
+import Foundation
+import IPCWire
+import TestSupport
+import Testing
+import TuyaCloud
+
+/// The licence file of `ipcemu fleet --cloud tuya` and the pacer (issue 21 item 5), without a cloud.
+@Suite("Cloud fleet licences and pacing")
+struct CloudFleetLicenceTests {
+    static let authkey = "Kq7Wm2Xp9Ld4Rt6Yb1Hn3Vc8Zf5Gs0Ja"
+
+    @Test("a header, # comments, blank lines and CRLF are skipped; the licences come in file order")
+    func parses() throws {
+        let text = "# licences of the QA product\r\nuuid,authkey\r\n\r\nuuidA01, \(Self.authkey)\r\n  # a comment\nuuidB02,\(Self.authkey)\n"
+        let licences = try CloudFleetLicences.parse(text, productKey: "pk1")
+        #expect(licences.map(\.uuid) == ["uuidA01", "uuidB02"])
+        #expect(licences.allSatisfy { $0.productKey == "pk1" && $0.authkey == Self.authkey })
+    }
+
+    @Test("a bad line is refused naming its number and field", arguments: [
+        ("uuid,authkey\nuuidA01,\(authkey)\nuuidB02,\(authkey.dropLast())\n", CloudFleetLicenceError.badLine(
+            line: 3, field: "authkey", why: "has 31 characters; the platform issues 32")),
+        ("uuidA01,\(authkey)\n# c\nuuidA01,\(authkey)\n", .badLine(line: 3, field: "uuid", why: "uuidA01 is already on line 1")),
+        ("uuidA01\n", .badLine(line: 1, field: "authkey", why: "is missing (expected uuid,authkey)")),
+        ("uuidA01,\(authkey),extra\n", .badLine(line: 1, field: "line", why: "has 3 fields; expected uuid,authkey")),
+        ("uu/id,\(authkey)\n", .badLine(line: 1, field: "uuid",
+                                         why: "contains a character that cannot be printed unescaped into a URL, a signature or JSON")),
+        ("# nothing\n\n", .empty),
+    ])
+    func refuses(_ text: String, _ expected: CloudFleetLicenceError) {
+        #expect(throws: expected) { try CloudFleetLicences.parse(text, productKey: "pk1") }
+    }
+
+    @Test("the pacer admits one request per 1/R s over all callers, and lets through what it does not pace at once")
+    func pacer() async {
+        let pacer = CloudFleetPacer(perSecond: 20)
+        let start = ContinuousClock.now
+        let times = await withTaskGroup(of: Duration.self) { group in
+            for _ in 0..<5 { group.addTask { await pacer.admit(); return ContinuousClock.now - start } }
+            var all: [Duration] = []
+            for await t in group { all.append(t) }
+            return all.sorted()
+        }
+        for (a, b) in zip(times, times.dropFirst()) { #expect(b - a >= .milliseconds(45), "admissions \(times)") }
+        #expect(CloudFleetPacer.paces(.activate) && CloudFleetPacer.paces(.resolveEndpoints))
+        #expect(!CloudFleetPacer.paces(.updateVersions) && !CloudFleetPacer.paces(.updateSkill))
+    }
+}
+
+/// `ipcemu fleet --cloud tuya --licences FILE.csv` as a process against the stand-in, through real
+/// TLS: five licences paired at once, activations paced, all five online on the stand-in's broker, a
+/// restart that rejoins all five with no new token; a bad licence line refused with its number.
+@Suite("Cloud fleet (ipcemu fleet --cloud tuya against the stand-in)", .serialized, .timeLimit(.minutes(4)))
+struct CloudFleetTests {
+    static let doorbell = packageRootPath + "/device-profiles/doorbell.yaml"
+    static let productKey = "pkipcemufleet01"
+
+    static func authkey() -> String {
+        let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789")
+        return String((0..<32).map { _ in alphabet.randomElement() ?? "A" })
+    }
+
+    static func tempDir(_ prefix: String) -> String {
+        let path = NSTemporaryDirectory() + prefix + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func fleet(_ standin: StandinProcess, licences: String, stateDir: String, rate: Double) throws -> IPCEmuProcess {
+        try IPCEmuProcess([
+            "fleet", "--profile", doorbell, "--cloud", "tuya", "--licences", licences, "--product-key", productKey,
+            "--state-dir", stateDir, "--iotdns", standin.ready.iotdns, "--cloud-ca", standin.ready.caFile,
+            "--activations-per-second", String(rate), "--json", "--log-level", "info",
+        ])
+    }
+
+    /// uuid -> (devId, activatedAtMs) of every activated device.
+    static func activations(_ standin: StandinProcess) async throws -> [String: (devId: String, at: Int64)] {
+        guard case .array(let devices)? = try await standin.state()["devices"] else { return [:] }
+        var out: [String: (devId: String, at: Int64)] = [:]
+        for case .object(let device) in devices {
+            if case .string(let uuid)? = device["uuid"], case .string(let devId)? = device["devId"],
+               case .int(let at)? = device["activatedAtMs"] {
+                out[uuid] = (devId, at)
+            }
+        }
+        return out
+    }
+
+    @Test("five licences: bound at once, activations paced at 1/R apart, all five online on the TLS broker; a restart rejoins all five without a token")
+    func fiveLicences() async throws {
+        let uuids = (0..<5).map { "ipcemufleet\($0)" + String(UInt32.random(in: 0...UInt32.max), radix: 36) }
+        let keys = uuids.map { _ in Self.authkey() }
+        let standin = try StandinProcess(licences: zip(uuids, keys).map { "\($0),\($1),\(Self.productKey)" })
+        defer { standin.stop() }
+        let dir = Self.tempDir("cloud-fleet-")
+        let csv = dir + "/licences.csv"
+        try (["# five QA licences", "uuid,authkey"] + zip(uuids, keys).map { "\($0),\($1)" }).joined(separator: "\n")
+            .write(toFile: csv, atomically: true, encoding: .utf8)
+        let stateRoot = dir + "/state"
+        let rate = 2.0
+
+        var fleet = try Self.fleet(standin, licences: csv, stateDir: stateRoot, rate: rate)
+        #expect(await fleet.waitFor(#""waitingForToken":5"#, timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
+        for uuid in uuids { #expect(fleet.stdout.contains("uuid=\(uuid)&v=2.0"), "no pairing URL for \(uuid)") }
+        // The app scans all five at once: five tokens pushed together.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for uuid in uuids { group.addTask { try await standin.bind(uuid: uuid) } }
+            try await group.waitForAll()
+        }
+        #expect(await fleet.waitFor(#""event":"online","online":5"#, timeout: .seconds(60)),
+                "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)\nstand-in: \(standin.log)")
+
+        // Every device activated once, the activations spread at least 1/R apart (a little slack for
+        // the TLS handshake before the stand-in stamps each one).
+        let activated = try await Self.activations(standin)
+        #expect(Set(activated.keys) == Set(uuids))
+        let times = activated.values.map(\.at).sorted()
+        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+        print("cloud fleet: activation gaps (ms) at \(rate)/s: \(gaps)")
+        #expect(gaps.count == 4 && gaps.allSatisfy { $0 >= Int64(900 / rate) }, "gaps \(gaps)")
+        for uuid in uuids {
+            #expect(FileManager.default.fileExists(atPath: CloudStateStore(directory: stateRoot + "/" + uuid, uuid: uuid).path))
+        }
+
+        // The app sees each one online (retained) on the stand-in's broker.
+        var watchers: [CloudJoinTests.OnlineWatcher] = []
+        for (_, device) in activated {
+            let watcher = try await CloudJoinTests.OnlineWatcher(standin, devId: device.devId)
+            #expect(await watcher.waitFor(#""online":true"#), "\(device.devId): \(watcher.payloads)")
+            watchers.append(watcher)
+        }
+
+        // Restart: all five rejoin from their state folders, with no pairing and no token.
+        fleet.signal(SIGTERM)
+        #expect(await fleet.waitForExit(timeout: .seconds(30)) == 0, "stderr: \(fleet.stderr)")
+        #expect(fleet.stdout.contains(#""event":"summary","total":5,"joined":5"#), "stdout: \(fleet.stdout)")
+        for watcher in watchers { #expect(await watcher.waitFor(#""online":false"#), "\(watcher.payloads)") }
+        let binds = standin.log.components(separatedBy: "bind: token").count - 1
+        #expect(binds == 5)
+        let seen = watchers.map(\.payloads.count)
+        fleet = try Self.fleet(standin, licences: csv, stateDir: stateRoot, rate: rate)
+        #expect(await fleet.waitFor(#""event":"online","online":5"#, timeout: .seconds(60)),
+                "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
+        for (watcher, after) in zip(watchers, seen) {
+            #expect(await watcher.waitFor(#""online":true"#, after: after), "\(watcher.payloads)")
+        }
+        #expect(!fleet.stdout.contains(#""event":"pairing""#), "a restart asked for pairing: \(fleet.stdout)")
+        #expect(standin.log.components(separatedBy: "bind: token").count - 1 == binds)
+        let again = try await Self.activations(standin)
+        #expect(again.mapValues(\.at) == activated.mapValues(\.at), "a restart activated again")
+        fleet.signal(SIGTERM)
+        #expect(await fleet.waitForExit(timeout: .seconds(30)) == 0)
+        for watcher in watchers { watcher.client.close() }
+    }
+
+    @Test("a bad licence line is refused with its line number and field, before anything joins")
+    func badLine() async throws {
+        let dir = Self.tempDir("cloud-fleet-bad-")
+        let csv = dir + "/licences.csv"
+        let good = Self.authkey()
+        try "uuid,authkey\nipcemufleetok1,\(good)\n# next: 31 characters\nipcemufleetbad,\(good.dropLast())\n"
+            .write(toFile: csv, atomically: true, encoding: .utf8)
+        let run = try await CLIRun.ipcemu([
+            "fleet", "--profile", Self.doorbell, "--cloud", "tuya", "--licences", csv, "--product-key", Self.productKey,
+            "--state-dir", dir + "/state", "--iotdns", "127.0.0.1:9",
+        ])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("--licences \(csv): line 4: authkey has 31 characters; the platform issues 32"), "stderr: \(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/state"), "a refused licence file made state folders")
+
+        try "ipcemufleetok1,\(good)\nipcemufleetok1,\(good)\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let duplicate = try await CLIRun.ipcemu([
+            "fleet", "--profile", Self.doorbell, "--cloud", "tuya", "--licences", csv, "--product-key", Self.productKey,
+        ])
+        #expect(duplicate.status != 0)
+        #expect(duplicate.stderr.contains("line 2: uuid ipcemufleetok1 is already on line 1"), "stderr: \(duplicate.stderr)")
+    }
+}
