@@ -176,6 +176,15 @@ extension ControlAPI {
                 try await call("GET", b + "/media", expect: 200)
                 try await call("GET", b + "/media/{name}", name: "press-none.jpg", expect: 404)
                 try await call("GET", b + "/media/{name}", name: ".hidden.jpg", expect: 400)
+                // PROTOCOL.md 8 (DoorbellRouteTests cover a doorbell kind): this screen_ipc device has no DPs.
+                try await call("GET", b + "/dps", expect: 200)
+                try await call("PUT", b + "/dps", .object(["dps": .object(["149": .bool(true)])]), expect: 400)
+                try await call("POST", b + "/motion", expect: 200)
+                try await call("POST", b + "/wake", expect: 202)
+                try await call("POST", b + "/battery", .object(["percent": .int(50)]), expect: 200)
+                try await call("POST", b + "/battery", .object(["percent": .int(-1)]), expect: 400)
+                try await call("GET", b + "/faults/push", expect: 409)
+                try await call("PUT", b + "/faults/push", .object(["lossShare": .double(0.5)]), expect: 409)
                 try await call("GET", "/api/events", query: "?device=nope", expect: 404)
                 // The event stream: its header and content type (reading it is covered elsewhere).
                 let stream = ControlEventStream(client: f.client, path: "/api/events")
