@@ -80,14 +80,18 @@ public actor CloudFleet {
     private let changeSink: AsyncStream<CloudFleetCounts>.Continuation
     private let configuration: Configuration
     private let handler: @Sendable (Int, CloudRunnerEvent) async -> Void
+    private let paced: (@Sendable (Int, HTTPSRequest.Purpose) -> Void)?
     private var runners: [CloudJoinRunner] = []
     private var pumps: [Task<Void, Never>] = []
     private var states: [CloudFleetMemberState]
     private var reasons: [String?]
     private var started = false
 
-    public init(configuration: Configuration, handler: @escaping @Sendable (Int, CloudRunnerEvent) async -> Void) {
+    /// `paced` is told each time a member's paced request (iotdns, activation) is let through.
+    public init(configuration: Configuration, paced: (@Sendable (Int, HTTPSRequest.Purpose) -> Void)? = nil,
+                handler: @escaping @Sendable (Int, CloudRunnerEvent) async -> Void) {
         self.configuration = configuration
+        self.paced = paced
         self.members = configuration.members
         self.handler = handler
         pacer = CloudFleetPacer(perSecond: configuration.activationsPerSecond)
@@ -100,8 +104,13 @@ public actor CloudFleet {
     public func start() async {
         guard !started else { return }
         started = true
-        let before = pacer.beforeRequest
+        let pacer = self.pacer, paced = self.paced
         for (index, member) in configuration.members.enumerated() {
+            let before: @Sendable (HTTPSRequest.Purpose) async -> Void = { purpose in
+                guard CloudFleetPacer.paces(purpose) else { return }
+                await pacer.admit()
+                paced?(index, purpose)
+            }
             let join = CloudJoinConfig(licence: member.licence, softwareVersion: configuration.softwareVersion,
                                        iotdns: configuration.iotdns, skill: configuration.skill,
                                        jitterSeed: 0x5EED &+ UInt64(index))

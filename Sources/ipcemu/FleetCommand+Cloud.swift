@@ -114,16 +114,19 @@ extension FleetCommand {
             CloudFleet.Member(licence: $0, stateDirectory: cloudOptions.stateDirectory(uuid: $0.uuid, profile: template.cloud))
         }
         MediaPreparation.enable()
+        let began = ContinuousClock.now
         let devices = CloudFleetDevices(profiles: profiles, members: members, productKey: productKey, log: log, output: output)
         let fleet = CloudFleet(configuration: .init(
             members: members, softwareVersion: cloudOptions.softwareVersion, iotdns: server, iotdnsCA: iotdnsCA,
             skill: template.skill.jsonString, activationsPerSecond: cloudOptions.activationsPerSecond
-        )) { index, event in
+        ), paced: { index, purpose in
+            guard members.indices.contains(index) else { return }
+            output.cloudPaced(uuid: members[index].licence.uuid, purpose: purpose, elapsed: ContinuousClock.now - began, log: log)
+        }) { index, event in
             await devices.handle(event, of: index)
         }
         output.note(String(format: "cloud %@: %d licences of product %@, joins paced at %g per second, iotdns %@:%d",
                            kind.rawValue, licences.count, productKey, cloudOptions.activationsPerSecond, server.host, server.port))
-        let began = ContinuousClock.now
         let progress = Task {
             var allJoined = false
             for await counts in fleet.changes {
@@ -232,6 +235,15 @@ extension FleetOutput {
             say(#"{"event":"online","online":\#(c.joined),"planned":\#(c.total),"seconds":\#(format(elapsed)),"cloud":"tuya","activationsPerSecond":\#(perSecond)}"#)
         } else {
             say("fleet: \(c.joined) of \(c.total) devices online on the cloud in \(format(elapsed)) s")
+        }
+    }
+
+    /// A paced join request let through: a JSON line with --json (the pacing as measured), else a debug log line.
+    func cloudPaced(uuid: String, purpose: HTTPSRequest.Purpose, elapsed: Duration, log: EventLog) {
+        if json {
+            say(#"{"event":"paced","uuid":"\#(escape(uuid))","request":"\#(purpose.rawValue)","seconds":\#(format(elapsed))}"#)
+        } else {
+            log.log(.debug, "cloud: \(purpose.rawValue) request let through at \(format(elapsed)) s", fields: [("uuid", uuid)])
         }
     }
 
