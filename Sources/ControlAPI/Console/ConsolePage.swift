@@ -45,6 +45,13 @@ enum ConsolePage {
   .video-placeholder[hidden] { display:none; }
   #log { font:12px ui-monospace, monospace; max-height:260px; overflow:auto; white-space:pre-wrap; }
   .error { color:var(--bad); min-height:1.4em; }
+  .doorbell { display:grid; grid-template-columns: 220px 1fr; gap:12px; margin-top:10px; border-top:1px solid #e4e7ee; padding-top:10px; }
+  .snapshot img { width:100%; border-radius:8px; background:#1d2330; display:block; }
+  .snapshot .none { height:124px; border-radius:8px; background:#1d2330; color:#9fb3d9; display:flex; align-items:center; justify-content:center; font-size:12px; }
+  table.dps { border-collapse:collapse; font-size:12px; width:100%; }
+  table.dps td { padding:1px 6px; border-bottom:1px solid #eef0f4; word-break:break-all; }
+  table.dps td:first-child { color:var(--muted); white-space:nowrap; }
+  .pill.asleep { background:#e6e0f8; color:#5b3cc4; } .pill.waking { background:#fff0d6; color:var(--warn); }
 </style>
 </head>
 <body>
@@ -78,7 +85,7 @@ enum ConsolePage {
 <script>
 "use strict";
 const token = new URLSearchParams(location.search).get("token");
-const state = { devices: [], phone: null };
+const state = { devices: [], phone: null, snapshots: {}, dpDraft: {} };
 
 async function api(method, path, body) {
   const headers = { "Accept": "application/json" };
@@ -146,7 +153,61 @@ function deviceCard(d) {
       delay, act("Set reply delay (ms)", "PUT", "/faults", () => ({ replyDelayMs: Number(delay.value) || 0 })),
       dropFor, act("Drop MQTT (s)", "POST", "/faults/drop-connection", () => ({ seconds: Number(dropFor.value) || 0 })),
       act("Drop P2P", "POST", "/faults/drop-p2p")),
+    doorbellPanel(d, act, err),
     err);
+}
+
+// PROTOCOL.md 8: a doorbell kind's power (awake/asleep/waking, battery), the last press or motion
+// snapshot (from the mediaStored events, else DP 154's reference) served by the media route, its
+// DPs (settable as the device's own changes), and the motion and wake actions.
+function withToken(path) { return token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path; }
+function dpSnapshotPath(d) {
+  const ref = d.dps && (d.dps["154"] || d.dps["115"]);
+  if (!ref) return null;
+  try { const o = JSON.parse(atob(ref)); return (o.files && o.files[0] && o.files[0][0]) || null; } catch (e) { return null; }
+}
+const dpCodes = { 115: "movement_detect_pic", 134: "motion_switch", 136: "doorbell_active", 145: "wireless_electricity",
+  146: "wireless_powermode", 147: "wireless_lowpower", 149: "wireless_awake", 150: "record_switch", 151: "record_mode",
+  154: "doorbell_pic", 185: "alarm_message", 212: "initiative_message" };
+function dpText(v) { return typeof v === "string" && v.length > 48 ? v.slice(0, 45) + "…" : JSON.stringify(v); }
+function dpValue(text) {
+  const t = text.trim();
+  if (t === "true") return true; if (t === "false") return false;
+  if (/^-?[0-9]+$/.test(t)) return Number(t);
+  return t.startsWith('"') && t.endsWith('"') && t.length >= 2 ? t.slice(1, -1) : t;
+}
+function doorbellPanel(d, act, err) {
+  if (!d.kind || (d.kind === "screen_ipc" && !d.dps)) return "";
+  const id = encodeURIComponent(d.devId);
+  const power = d.power || "awake";
+  const snap = state.snapshots[d.devId] || (dpSnapshotPath(d) ? { path: dpSnapshotPath(d), what: "DP 154" } : null);
+  const picture = snap
+    ? el("div", {}, el("img", { id: "snapshot-" + d.devId, src: withToken(snap.path), alt: "press snapshot", "data-path": snap.path }),
+        el("div", { class: "sub" }, (snap.what || "snapshot") + ": " + snap.path.split("/").pop()))
+    : el("div", { class: "none" }, "no snapshot yet: press or motion");
+  const draft = state.dpDraft[d.devId] || (state.dpDraft[d.devId] = { id: "134", value: "false" });
+  const dpId = el("input", { type: "number", min: "1", value: draft.id, "data-dp": "id", style: "width:64px" });
+  const dpVal = el("input", { type: "text", value: draft.value, "data-dp": "value", style: "width:90px" });
+  dpId.oninput = () => { draft.id = dpId.value; }; dpVal.oninput = () => { draft.value = dpVal.value; };
+  const battery = el("input", { type: "number", min: "0", max: "100", value: String(d.battery ?? 100), "data-dp": "battery" });
+  const rows = Object.keys(d.dps || {}).sort((a, b) => Number(a) - Number(b)).map(k =>
+    el("tr", { "data-dp-id": k }, el("td", {}, "DP " + k + " " + (dpCodes[k] || "")), el("td", {}, dpText(d.dps[k]))));
+  const c = d.doorbellCounters;
+  return el("div", { class: "doorbell", "data-kind": d.kind },
+    el("div", { class: "snapshot" }, picture),
+    el("div", {},
+      el("div", {}, el("span", { class: "pill " + (power === "awake" ? "ok" : power), "data-power": power }, power), " ",
+        el("span", { class: "sub" }, d.kind + (d.battery !== undefined ? " · battery " + d.battery + " %" : "")
+          + (c ? " · presses " + c.presses + ", wakes " + c.wakes + ", dropped asleep " + c.droppedWhileAsleep + ", DP refusals " + c.dpRefusals : ""))),
+      el("div", { class: "row" }, act("Motion", "POST", "/motion"), act("Wake", "POST", "/wake"),
+        battery, act("Set battery (%)", "POST", "/battery", () => ({ percent: Number(battery.value) || 0 }))),
+      el("div", { class: "row" }, el("span", { class: "sub" }, "set DP"), dpId, dpVal,
+        el("button", { "data-action": "set-dp", onclick: async () => {
+          err.textContent = "";
+          try { await api("PUT", "/api/devices/" + id + "/dps", { dps: { [String(Number(dpId.value))]: dpValue(dpVal.value) } }); await refresh(); }
+          catch (e) { err.textContent = e.message; }
+        } }, "Set")),
+      el("table", { class: "dps" }, ...rows)));
 }
 
 function renderDevices() {
@@ -282,6 +343,11 @@ function logLine(ev) {
   if (ev.message) what += " " + ev.message.event + " " + (ev.type === "sent" ? "→ " + ev.message.targetId : "← " + ev.message.curId);
   if (ev.type === "phone") what = "phone " + ev.what + (ev.message ? " " + ev.message.event : "");
   if (ev.record) what += " " + ev.record.outcome;
+  if (ev.doorbell) what += " " + ev.doorbell.event + (ev.doorbell.uid ? " " + ev.doorbell.uid : "") + (ev.doorbell.reason ? " (" + ev.doorbell.reason + ")" : "");
+  if (ev.type === "pressed") what += " call " + ev.session;
+  if (ev.dps) what += " " + Object.entries(ev.dps).map(([k, v]) => k + "=" + dpText(v)).join(" ");
+  if (ev.type === "awake") what += " after " + ev.latencyMs + " ms";
+  if (ev.type === "mediaStored") what += " " + ev.path;
   log.prepend(el("div", {}, t + "  " + (ev.device || ev.user || "") + "  " + what));
   while (log.childNodes.length > 200) log.lastChild.remove();
 }
@@ -290,7 +356,17 @@ function connectEvents() {
   const es = new EventSource("/api/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
   es.onopen = () => { document.getElementById("live").textContent = "live"; refresh(); };
   es.onerror = () => { document.getElementById("live").textContent = "reconnecting…"; };
-  es.onmessage = (m) => { try { logLine(JSON.parse(m.data)); } catch (e) {} refresh(); };
+  es.onmessage = (m) => {
+    try {
+      const ev = JSON.parse(m.data);
+      // PROTOCOL.md 8.5: the newest press or motion snapshot of each device (a message is video).
+      if (ev.type === "mediaStored" && ev.path && ev.path.endsWith(".jpg")) {
+        state.snapshots[ev.device] = { path: ev.path, what: ev.name.startsWith("motion") ? "motion snapshot" : "press snapshot" };
+      }
+      logLine(ev);
+    } catch (e) {}
+    refresh();
+  };
 }
 
 refresh();
