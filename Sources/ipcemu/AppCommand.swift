@@ -136,6 +136,12 @@ extension AppCommand {
         var switchAfter: Double?
         @Flag(help: "Take the video as H.265 in fMP4 over the fmp4Stream data channel (PROTOCOL.md 7; the device's profile must list H265): the offer has audio and the data channel, no RTP video (implies --video).")
         var hevc = false
+        @Option(name: .customLong("ice-server"), help: ArgumentHelp(
+            "A STUN or TURN server the offer's token names and this app's link uses (repeatable; PROTOCOL.md 4, 9.4): stun:host[:port] or turn:user:password@host[:port][?transport=udp|tcp] (also turns:).",
+            valueName: "url"))
+        var iceServers: [ICEServerArgument] = []
+        @Flag(help: "With --video: relay-only ICE on the app's side (webrtcbin's ice-transport-policy relay): the link comes up only through a TURN server of --ice-server.")
+        var relayOnly = false
 
         func validate() throws {
             guard CallType(rawValue: callType) != nil else { throw ValidationError("--call-type must be 1, 2 or 3; got \(callType)") }
@@ -146,12 +152,28 @@ extension AppCommand {
             guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub; got '\(stream)'") }
             if let s = switchAfter, !(s > 0 && s.isFinite) { throw ValidationError("--switch-after must be a positive number of seconds") }
             if hevc, sendVideo { throw ValidationError("--hevc and --send-video do not go together (the HEVC offer has no RTP video)") }
+            let ice = try iceConfiguration()
+            if relayOnly, !ice.hasTURNServer { throw ValidationError("--relay-only needs a TURN server: --ice-server turn:user:password@host:port") }
+        }
+
+        /// `--ice-server` and `--relay-only` as the app's link takes them.
+        func iceConfiguration() throws -> AppICEConfiguration {
+            var servers: [IPCWire.ICEServer] = []
+            for argument in iceServers {
+                do {
+                    servers.append(try AppICEConfiguration.server(parsing: argument.text))
+                } catch {
+                    throw ValidationError("--ice-server \(error)")
+                }
+            }
+            return AppICEConfiguration(servers: servers, relayOnly: relayOnly)
         }
 
         var wantsVideo: Bool { video || sendVideo || saveFrames != nil || switchAfter != nil || hevc }
 
         func run() async throws {
             let hbMs = Int64(heartbeatInterval * 1000)
+            let ice = try iceConfiguration()
             let app = try await connection.makeApp(config: AppEngineConfig(
                 userId: connection.user, heartbeatIntervalMs: hbMs, heartbeatTimeoutMs: hbMs * 3))
             let address = try connection.address(devId: devId)
@@ -190,15 +212,21 @@ extension AppCommand {
                                 let sid = try await app.openVideo(
                                     streamType: stream == "sub" ? .sub : .main,
                                     sendVideo: sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil,
-                                    saveFramesTo: saveFrames, hevc: hevc)
+                                    saveFramesTo: saveFrames, hevc: hevc, ice: ice)
                                 videoSession = sid
                                 if let switchAfter {
                                     let first: StreamType = stream == "sub" ? .main : .sub
                                     Task { await Self.switchStreams(app: app, sessionId: sid, devId: devId, first: first, every: switchAfter) }
                                 }
                                 videoReporter = Task {
+                                    var pairShown: ICECandidatePair?
                                     while !Task.isCancelled {
                                         try? await Task.sleep(for: .seconds(1))
+                                        // The path the media takes (a relay local candidate: through TURN).
+                                        if let pair = await app.videoLinkCandidatePair(sessionId: sid), pair != pairShown {
+                                            pairShown = pair
+                                            say("           ice: selected pair \(pair)")
+                                        }
                                         if let stats = await app.videoStats(sessionId: sid), stats.framesDecoded > 0 {
                                             say("           video: \(stats.summary)")
                                         }
@@ -356,4 +384,11 @@ extension AppCommand {
             await app.stop()
         }
     }
+}
+
+/// One `--ice-server` value as typed; `Call.validate()` parses it (`AppICEConfiguration.server(parsing:)`)
+/// so that a bad one is refused with the reason.
+struct ICEServerArgument: ExpressibleByArgument {
+    let text: String
+    init?(argument: String) { text = argument }
 }

@@ -14,6 +14,9 @@ final class StandinProcess: @unchecked Sendable {
         var mqtt: String
         var control: String
         var app: Account
+        /// The 302 offer's `token` for the stand-in's coturn (empty with `--no-turn`).
+        var iceToken: [ICEToken]?
+        struct ICEToken: Decodable { var urls: String; var username: String; var credential: String; var ttl: Int }
     }
 
     let process = Process()
@@ -25,10 +28,11 @@ final class StandinProcess: @unchecked Sendable {
     /// Everything the stand-in logged (each refusal with its reason).
     var log: String { lock.lock(); defer { lock.unlock() }; return errText }
 
-    /// `licences`: "UUID,AUTHKEY,PRODUCTKEY[,DEVICEAUTHKEY]" each.
-    init(licences: [String], extraArguments: [String] = []) throws {
+    /// `licences`: "UUID,AUTHKEY,PRODUCTKEY[,DEVICEAUTHKEY]" each. `turn`: also start coturn
+    /// (its log is `turnserver.log` in `ready.dir`).
+    init(licences: [String], extraArguments: [String] = [], turn: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", packageRootPath + "/scripts/tuya-cloud-standin.py", "--no-turn"]
+        process.arguments = ["python3", packageRootPath + "/scripts/tuya-cloud-standin.py"] + (turn ? [] : ["--no-turn"])
             + licences.flatMap { ["--licence", $0] } + extraArguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
