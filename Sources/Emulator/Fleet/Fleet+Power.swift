@@ -41,27 +41,32 @@ extension Fleet {
         wakeStats.requested(chosen.count)
         let stats = wakeStats
         let log = options.log
-        // Each wake waits for its device's `wokeUp` on its own task: the storm is sent at once and
-        // the request returns; the summary line comes when the last of them is awake (or gave up).
+        // Every wake is sent before this returns (each device watched first, so its `wokeUp`
+        // cannot be missed); the waits for `wokeUp` go on in a task of their own, and the summary
+        // line comes when the last of them is awake (or gave up).
+        let sent = await withTaskGroup(of: SentWake?.self) { group in
+            for device in chosen { group.addTask { await Fleet.sendWake(device) } }
+            var out: [SentWake] = []
+            for await s in group { if let s { out.append(s) } }
+            return out
+        }
         Task {
             let clock = ContinuousClock()
             let began = clock.now
             let latencies = await withTaskGroup(of: Double?.self) { group in
-                for device in chosen {
-                    group.addTask { await Fleet.wakeAndTime(device) }
-                }
+                for wake in sent { group.addTask { await wake.awaitAwake() } }
                 var out: [Double] = []
                 for await latency in group { if let latency { out.append(latency) } }
                 return out
             }
             for latency in latencies { stats.completed(latencyMs: latency) }
             let sorted = latencies.sorted()
+            let took = clock.now - began
             log.log(.info, "fleet fault: wake storm done", fields: [
                 ("woken", String(chosen.count)), ("awake", String(sorted.count)),
                 ("p50Ms", FleetWakeStats.format(FleetWakeStats.percentile(sorted, 50))),
                 ("p99Ms", FleetWakeStats.format(FleetWakeStats.percentile(sorted, 99))),
-                ("seconds", String(format: "%.3f", Double((clock.now - began).components.attoseconds) / 1e18
-                                   + Double((clock.now - began).components.seconds))),
+                ("seconds", String(format: "%.3f", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)),
             ])
         }
         return FleetWakeReport(woken: chosen.count, wereAsleep: wereAsleep, lowPowerDevices: candidates.count)
@@ -70,20 +75,35 @@ extension Fleet {
     /// Wakes from this process so far: requested, completed, latency percentiles.
     public var wakeSummary: FleetWakeSummary { wakeStats.summary }
 
-    /// Wakes `device` and waits for its `wokeUp` (up to its wakeLatency + 10 s); its latency in
-    /// milliseconds as the request saw it, or nil when it did not wake (gone, or stopped).
-    static func wakeAndTime(_ device: Device) async -> Double? {
-        let clock = ContinuousClock()
+    /// Wakes `device`, watching its events first; nil when it was awake already (a wake is only
+    /// activity then: nothing to time).
+    static func sendWake(_ device: Device) async -> SentWake? {
         let events = await device.events()
-        let began = clock.now
-        if await device.powerState == .awake { return nil }   // awake already: nothing to time
+        let began = ContinuousClock.now
+        if await device.powerState == .awake { return nil }
         await device.wake()
-        let limit = Duration.milliseconds(device.profile.power.wakeLatencyMs) + .seconds(10)
+        return SentWake(events: events, began: began,
+                        limit: .milliseconds(device.profile.power.wakeLatencyMs) + .seconds(10))
+    }
+}
+
+/// A wake sent to one device, and the wait for its `wokeUp`.
+struct SentWake: Sendable {
+    let events: AsyncStream<DeviceEvent>
+    let began: ContinuousClock.Instant
+    let limit: Duration
+
+    /// Request -> `wokeUp` in milliseconds, or nil when it did not come within `limit` (the device
+    /// stopped, or was gone).
+    func awaitAwake() async -> Double? {
+        let events = events
+        let began = began
+        let limit = limit
         return await withTaskGroup(of: Double?.self) { group in
             group.addTask {
                 for await event in events {
                     if case .wokeUp = event {
-                        let d = clock.now - began
+                        let d = ContinuousClock.now - began
                         return Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
                     }
                 }
