@@ -93,5 +93,27 @@ extension EndToEnd {
                 try await alice.hangUpDoorbell()
             }
         }
+
+        @Test("bad input on the out topic: a 43 naming another device and a report with a non-DP value are refused and change nothing; the next good report is taken")
+        func badInputFromTheDevice() async throws {
+            try await withHarness(profile: "ac-doorbell.yaml", edit: Self.household) { h in
+                let (alice, events) = try await h.app("user-alice")
+                let out = h.profile.resolvedTopics.out
+                func publish(_ json: String) async throws {
+                    try await h.raw.publishAndWaitForAck(topic: out, payload: Array(json.utf8), qos: 1, retain: false, timeout: .seconds(3))
+                }
+                let t = WallClock.nowSeconds()
+                try await publish(#"{"protocol":43,"t":\#(t),"data":{"devId":"someone-else","etype":"ac_doorbell","edata":"abcdef011732200000"}}"#)
+                try await publish(#"{"protocol":4,"t":\#(t),"data":{"devId":"\#(h.devId)","dps":{"147":[1]},"t":\#(t)}}"#)
+                try await publish(#"{"protocol":4,"t":\#(t),"data":{"devId":"\#(h.devId)","dps":{"147":42},"t":\#(t)}}"#)
+                #expect(try await alice.waitForDP(devId: h.devId, 147, value: .int(42)) == .int(42))
+                let refusals = await events.all { e -> String? in if case .refused(let why) = e { why } else { nil } }
+                #expect(refusals.count == 2, "\(refusals)")
+                #expect(refusals.contains { $0.contains("someone-else") })
+                #expect(refusals.contains { $0.contains("data.dps.147") }, "\(refusals)")
+                #expect(await events.all { e -> Bool? in if case .doorbellRinging = e { true } else { nil } }.isEmpty)
+                #expect(await alice.doorbellPhase == .idle)
+            }
+        }
     }
 }
