@@ -119,6 +119,7 @@ extension ControlAPI {
                 try await call("GET", "/api/fleet", expect: 404)
                 try await call("POST", "/api/fleet/faults/drop-connection", .object(["seconds": .int(1)]), expect: 404)
                 try await call("PUT", "/api/fleet/faults/heartbeats", .object(["suppressFraction": .double(0.5)]), expect: 404)
+                try await call("POST", "/api/fleet/faults/wake", .object(["count": .int(1)]), expect: 404)
                 try await call("GET", b, expect: 200)
                 try await call("GET", b, devId: "nope", expect: 404)
                 try await call("POST", b + "/answer", expect: 409)
