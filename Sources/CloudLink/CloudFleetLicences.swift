@@ -18,7 +18,8 @@ public enum CloudFleetLicences {
         var lineOfUUID: [String: Int] = [:]
         var sawContent = false
         var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: split on both line ends.
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
             guard number <= lineLimit else { throw .tooManyLines(limit: lineLimit) }
             var line = Substring(raw)
