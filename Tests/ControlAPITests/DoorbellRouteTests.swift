@@ -129,6 +129,37 @@ extension ControlAPI {
             }
         }
 
+        @Test("a left message is a journal entry with its path and duration, and counted in /metrics")
+        func leftMessageJournal() async throws {
+            let p = try Self.profile("ac-doorbell.yaml") {
+                $0.doorbell.ringTimeout = 0.5
+                $0.doorbell.messageSeconds = 1
+                $0.capabilities.video?.main = .init(width: 320, height: 180, fps: 10)
+            }
+            try await withControl(edit: { $0 = p }) { f in
+                let events = Recorder(await f.device.events())
+                let first = try await f.request("POST", f.base + "/press", .object([:]))
+                let callId = try #require(first.json?["sessionId"]?.string)
+                #expect(await events.first(within: .seconds(5)) { e -> Bool? in
+                    if case .callEnded(let r) = e, r.sessionId == callId { true } else { nil }
+                } == true)
+                let second = try await f.request("POST", f.base + "/press", .object([:]))
+                #expect(second.status == 200 && second.json?["sessionId"]?.string == callId, "inside the window: the missed call's id")
+                let stored = await events.first(within: .seconds(20)) { e -> String? in
+                    if case .mediaStored(let name, let path) = e, name.hasSuffix(".mp4") { path } else { nil }
+                }
+                let path = try #require(stored)
+                try await Task.sleep(for: .milliseconds(200))
+                let entries = try await f.request("GET", f.base + "/journal").json?["entries"]?.array ?? []
+                let message = entries.first { $0["kind"]?.string == "message" }
+                #expect(message?["path"]?.string == path)
+                #expect(message?["session"]?.string == callId)
+                #expect(message?["durationSeconds"]?.int == 1)
+                let metrics = try PrometheusText(try await f.request("GET", "/metrics").text)
+                #expect(metrics.value("ipcemu_doorbell_messages_total", ["device": f.devId]) == 1)
+            }
+        }
+
         @Test("push faults: 409 without pushes; set, read back, 400 naming the field out of range")
         func pushFaults() async throws {
             let plain = try Self.profile("ac-doorbell.yaml")
