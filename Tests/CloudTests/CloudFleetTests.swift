@@ -168,6 +168,37 @@ struct CloudFleetTests {
         for watcher in watchers { watcher.client.close() }
     }
 
+    @Test("a device whose activation is refused backs off on its own; the other two join and the summary counts it refused")
+    func refusedDoesNotHoldBackOthers() async throws {
+        let uuids = (0..<3).map { "ipcemufleetr\($0)" + String(UInt32.random(in: 0...UInt32.max), radix: 36) }
+        let keys = uuids.map { _ in Self.authkey() }
+        let wrong = Self.authkey()
+        // The last device holds an authkey that is not its licence's: the cloud refuses its sign.
+        let standin = try StandinProcess(licences: zip(uuids, keys).enumerated().map { index, pair in
+            "\(pair.0),\(pair.1),\(Self.productKey)" + (index == 2 ? ",\(wrong)" : "")
+        })
+        defer { standin.stop() }
+        let dir = Self.tempDir("cloud-fleet-refused-")
+        let csv = dir + "/licences.csv"
+        try zip(uuids, keys).enumerated().map { index, pair in "\(pair.0),\(index == 2 ? wrong : pair.1)" }
+            .joined(separator: "\n").write(toFile: csv, atomically: true, encoding: .utf8)
+        let fleet = try Self.fleet(standin, licences: csv, stateDir: dir + "/state", rate: 4)
+        // The refused device is bound first, so its backoff would delay the others if it held them.
+        try await standin.bind(uuid: uuids[2])
+        #expect(await fleet.waitFor(#""event":"refused","uuid":"\#(uuids[2])""#, timeout: .seconds(30)),
+                "stdout: \(fleet.stdout)\nstand-in: \(standin.log)")
+        try await standin.bind(uuid: uuids[0])
+        try await standin.bind(uuid: uuids[1])
+        #expect(await fleet.waitFor(#""total":3,"joined":2,"paired":0,"waitingForToken":0,"refused":1"#, timeout: .seconds(30)),
+                "stdout: \(fleet.stdout)")
+        #expect(fleet.stdout.contains("SING_VALIDATE_FALED"))
+        #expect(standin.log.contains("the sign does not match the authkey of \(uuids[2])"))
+        fleet.signal(SIGTERM)
+        #expect(await fleet.waitForExit(timeout: .seconds(30)) == 0)
+        #expect(fleet.stdout.contains(#""event":"summary","total":3,"joined":2,"paired":0,"waitingForToken":0,"refused":1"#),
+                "stdout: \(fleet.stdout)")
+    }
+
     @Test("a bad licence line is refused with its line number and field, before anything joins")
     func badLine() async throws {
         let dir = Self.tempDir("cloud-fleet-bad-")
