@@ -58,6 +58,13 @@ extension AppUser {
         return DoorbellWake(latency: ContinuousClock.now - started, wasAwake: known == true)
     }
 
+    /// PROTOCOL.md 8.4: whether `devId` is awake as far as the app knows: the DP 149 it last saw,
+    /// else its retained meta's `awake` (read within `metaWait`); nil when neither says (a device
+    /// that is not low-power leaves `awake` out of its meta).
+    public func awakeState(devId: String, metaWait: Duration = .milliseconds(500)) async throws(AppError) -> Bool? {
+        try await knownAwake(devId: devId, metaWait: metaWait)
+    }
+
     /// Awake or asleep as far as the app knows: the DP 149 it last saw, else the retained meta's
     /// `awake` (subscribed to once; later metas keep it current); nil when neither says.
     func knownAwake(devId: String, metaWait: Duration) async throws(AppError) -> Bool? {

@@ -234,7 +234,7 @@ extension AppCommand {
                 149=true is a bool, 147=30 an integer, 146=1 the string "1"; outside the catalogue true/false \
                 is a bool, digits an integer, anything else a string; quote to force a string (149="'yes'"). \
                 --until ID=VALUE ends once that value was reported (for example 149=false: the doorbell fell \
-                asleep). Exit 0 when a report came (and every --until value), \(CallExitCode.noDevice.rawValue) when not.
+                asleep; DP 149 is also read from the retained meta's awake, so a device already asleep counts). Exit 0 when a report came (and every --until value), \(CallExitCode.noDevice.rawValue) when not.
                 """
         )
 
@@ -293,6 +293,14 @@ extension AppCommand {
             }
             var seen: [DPId: DPValue] = [:]
             var settler: Task<Void, Never>?
+            // DP 149 may have been reported before this app listened: the retained meta's `awake`
+            // says what it is now (PROTOCOL.md 8.4).
+            if let wanted = untilLeft.first(where: { $0.id == DataPointCatalogue.awake }),
+               let awake = try? await app.awakeState(devId: devId), wanted.value == .bool(awake) {
+                untilLeft.removeAll { $0.id == DataPointCatalogue.awake }
+                seen[DataPointCatalogue.awake] = .bool(awake)
+                if untilLeft.isEmpty, assignments.isEmpty, !query { input.finish() }
+            }
             for await dps in reports {
                 seen.merge(dps) { _, new in new }
                 awaited.subtract(dps.keys)

@@ -52,6 +52,9 @@ struct AppDoorbellCommandTests {
         let asleep = try await CLIRun.ipcemu(["app", "dps", battery, "--until", "149=false", "--wait", "10"] + common)
         #expect(asleep.status == 0, "\(asleep.stderr)")
         #expect(try Self.dps(asleep)["149"] == .bool(false))
+        // Already asleep: no report comes again, the retained meta's "awake":false says it.
+        let stillAsleep = try await CLIRun.ipcemu(["app", "dps", battery, "--until", "149=false", "--wait", "3"] + common)
+        #expect(stillAsleep.status == 0, "\(stillAsleep.stdout) \(stillAsleep.stderr)")
 
         let woke = try await CLIRun.ipcemu(["app", "wake", battery] + common)
         #expect(woke.status == 0, "\(woke.stderr)")
