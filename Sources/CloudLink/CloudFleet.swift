@@ -133,7 +133,10 @@ public actor CloudFleet {
 
     /// Stops every runner (each closes its link); no event follows.
     public func stop() async {
-        for runner in runners { await runner.stop() }
+        // At once: each runner's DISCONNECT may wait up to 2 s.
+        await withTaskGroup(of: Void.self) { group in
+            for runner in runners { group.addTask { await runner.stop() } }
+        }
         for pump in pumps { pump.cancel() }
         pumps.removeAll()
         changeSink.finish()

@@ -216,7 +216,9 @@ actor CloudFleetDevices {
         stopped = true
         let running = devices
         devices.removeAll()
-        for (_, device) in running { await device.stop() }
+        await withTaskGroup(of: Void.self) { group in
+            for (_, device) in running { group.addTask { await device.stop() } }
+        }
         return running.count
     }
 }

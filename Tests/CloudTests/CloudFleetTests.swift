@@ -121,14 +121,15 @@ struct CloudFleetTests {
         #expect(await fleet.waitFor(#""event":"online","online":5"#, timeout: .seconds(60)),
                 "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)\nstand-in: \(standin.log)")
 
-        // Every device activated once. The fleet let the activations through at least 1/R apart
-        // (its `paced` lines); the stand-in stamped them spread over at least (n-1)/R, less the
+        // Every device activated once. The fleet let the activations through 1/R apart (its `paced`
+        // lines, stamped when each woke: a late wake-up on a loaded machine shortens the next gap,
+        // hence 10% slack); the stand-in stamped them spread over at least (n-1)/R, less the
         // jitter of five TLS handshakes on a loaded machine.
         let activated = try await Self.activations(standin)
         #expect(Set(activated.keys) == Set(uuids))
         let sent = Self.pacedSeconds(fleet.stdout, request: "activate")
         let sentGaps = zip(sent, sent.dropFirst()).map { $1 - $0 }
-        #expect(sent.count == 5 && sentGaps.allSatisfy { $0 >= 1 / rate - 0.002 }, "activations let through at \(sent)")
+        #expect(sent.count == 5 && sentGaps.allSatisfy { $0 >= 0.9 / rate }, "activations let through at \(sent)")
         let times = activated.values.map(\.at).sorted()
         let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
         print("cloud fleet at \(rate)/s: activations sent \(sentGaps.map { Int(($0 * 1000).rounded()) }) ms apart, stamped by the stand-in \(gaps) ms apart")
