@@ -179,7 +179,8 @@ extension ControlAPI {
                 try await call("GET", b + "/media/{name}", name: ".hidden.jpg", expect: 400)
                 // PROTOCOL.md 8 (DoorbellRouteTests cover a doorbell kind): this screen_ipc device has no DPs.
                 try await call("GET", b + "/dps", expect: 200)
-                try await call("PUT", b + "/dps", .object(["dps": .object(["149": .bool(true)])]), expect: 400)
+                try await call("PUT", b + "/dps", .object(["dps": .object(["149": .bool(true)])]), expect: 404)
+                try await call("PUT", b + "/dps", .object(["dps": .object(["212": .string("")])]), expect: 400)
                 try await call("POST", b + "/motion", expect: 200)
                 try await call("POST", b + "/wake", expect: 202)
                 try await call("POST", b + "/battery", .object(["percent": .int(50)]), expect: 200)

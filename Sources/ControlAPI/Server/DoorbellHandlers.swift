@@ -15,30 +15,50 @@ extension ControlHandlers {
     }
 
     /// PROTOCOL.md 8.3: the device's own changes (any access), reported as one protocol 4 message.
-    /// Every value is checked first: a DP the device lacks, or a value of the wrong type or out of
-    /// range, is a 400 naming `dps.<id>`, and nothing changes.
+    /// The schema types every settable DP (a wrong type or range is the decoder's 400 naming
+    /// `dps.<id>`); a DP the device lacks is 404 naming it, and nothing changes. DP 145 goes through
+    /// the battery (8.4: the low-battery alert), DP 149 true through a wake; 149 false is 409.
     func setDataPoints(_ input: Operations.SetDataPoints.Input) async throws -> Operations.SetDataPoints.Output {
         let entry = try await entry(input.path.devId)
         guard case .json(let body) = input.body else {
             throw ControlError.badRequest("dps is required: an object of DP id -> value", field: "dps")
         }
+        let d = body.dps
         var values: [DPId: DPValue] = [:]
-        for (key, container) in body.dps.additionalProperties.sorted(by: { $0.key < $1.key }) {
-            guard let id = DPId(key), id > 0, String(id) == key else {
-                throw ControlError.badRequest("DP id '\(key)' must be a decimal integer", field: "dps.\(key)")
-            }
-            guard let value = Self.dpValue(container) else {
-                throw ControlError.badRequest("DP \(key) must be a boolean, an integer or a string", field: "dps.\(key)")
-            }
-            values[id] = value
+        if let v = d._134 { values[134] = .bool(v) }
+        if let v = d._136 { values[136] = .string(v) }
+        if let v = d._146 { values[146] = .string(v.rawValue) }
+        if let v = d._147 { values[147] = .int(Int64(v)) }
+        if let v = d._150 { values[150] = .bool(v) }
+        if let v = d._151 { values[151] = .string(v.rawValue) }
+        guard !values.isEmpty || d._145 != nil || d._149 != nil else {
+            throw ControlError.badRequest("dps must name at least one DP", field: "dps")
         }
-        guard !values.isEmpty else { throw ControlError.badRequest("dps must name at least one DP", field: "dps") }
-        do {
-            try await entry.device.setDataPoints(values)
-        } catch {
-            throw ControlError.badRequest(error.description, field: "dps.\(Self.dpId(of: error))")
+        let device = entry.device
+        let has = Set(await device.dataPointValues.map(\.id))
+        var named = Array(values.keys)
+        if d._145 != nil { named.append(DataPointCatalogue.battery) }
+        if d._149 != nil { named.append(DataPointCatalogue.awake) }
+        for id in named.sorted() where !has.contains(id) {
+            throw ControlError(status: 404, "device '\(entry.devId)' has no DP \(id)", field: "dps.\(id)")
         }
-        return .ok(.init(body: .json(await APIViews.dataPointList(of: entry.device))))
+        if d._149 == false {
+            throw ControlError(status: 409, "DP 149 false: the device falls asleep by itself after power.sleepAfter idle seconds",
+                               field: "dps.149")
+        }
+        if let percent = d._145, !(0...100).contains(percent) {
+            throw ControlError.badRequest("DP 145 must be an integer 0 to 100", field: "dps.145")
+        }
+        if !values.isEmpty {
+            do {
+                try await device.setDataPoints(values)
+            } catch {
+                throw ControlError.badRequest(error.description, field: "dps.\(Self.dpId(of: error))")
+            }
+        }
+        if let percent = d._145 { await device.setBattery(percent: percent) }
+        if d._149 == true { await device.wake() }
+        return .ok(.init(body: .json(await APIViews.dataPointList(of: device))))
     }
 
     /// PROTOCOL.md 8.5: a motion event: a snapshot, DP 115 and DP 212 `ipc_motion`.
@@ -89,19 +109,6 @@ extension ControlHandlers {
 
     static func noPushes(_ devId: String) -> ControlError {
         ControlError(status: 409, "device '\(devId)' sends no pushes (its profile has no push.url or push.apnsDir)")
-    }
-
-    /// A JSON value of the request as a DP value (boolean, integer, or string); nil otherwise.
-    static func dpValue(_ container: OpenAPIValueContainer) -> DPValue? {
-        switch container.value {
-        case let b as Bool: return .bool(b)
-        case let i as Int: return .int(Int64(i))
-        case let d as Double:
-            guard d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
-            return .int(Int64(d))
-        case let s as String: return .string(s)
-        default: return nil
-        }
     }
 
     static func dpId(of error: DataPointStoreError) -> DPId {
