@@ -303,6 +303,7 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
         .executableTarget(name: "FuzzSDP", dependencies: ["CFuzzer", "IPCWire", "WebRTCLink"], path: "Fuzz/Sources/FuzzSDP"),
         .executableTarget(name: "FuzzProfile", dependencies: ["CFuzzer", "DeviceProfile"], path: "Fuzz/Sources/FuzzProfile"),
         .executableTarget(name: "FuzzCallEngine", dependencies: ["CFuzzer", "CallEngine", "IPCWire"], path: "Fuzz/Sources/FuzzCallEngine"),
+        .executableTarget(name: "FuzzCloud", dependencies: ["CFuzzer", "TuyaCloud", "IPCWire"], path: "Fuzz/Sources/FuzzCloud"),
         .executableTarget(name: "FuzzControlBody", dependencies: ["CFuzzer", "ControlAPI", "ControlAPISpec", "CallEngine", "IPCWire"],
                           path: "Fuzz/Sources/FuzzControlBody"),
     ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer targets (docs/robustness.md). Usage:
-#   scripts/fuzz.sh TARGET SECONDS      one target (wire, sdp, profile, engine, control)
+#   scripts/fuzz.sh TARGET SECONDS      one target (wire, sdp, profile, engine, cloud, control)
 #   scripts/fuzz.sh all SECONDS         every target, one after the other, SECONDS each
 #   scripts/fuzz.sh build [TARGET]      only build
 #   scripts/fuzz.sh supported           exit 0 if this toolchain links a -sanitize=fuzzer program
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(wire sdp profile engine control)
+ALL=(wire sdp profile engine cloud control)
 SANITIZE=${FUZZ_SANITIZE:-fuzzer}
 SCRATCH=${FUZZ_SCRATCH:-.build-fuzz}
 JOBS_FLAG=${FUZZ_BUILD_JOBS:+-j $FUZZ_BUILD_JOBS}
@@ -24,6 +24,7 @@ product() {
     sdp) echo FuzzSDP ;;
     profile) echo FuzzProfile ;;
     engine) echo FuzzCallEngine ;;
+    cloud) echo FuzzCloud ;;
     control) echo FuzzControlBody ;;
     *) echo "fuzz.sh: unknown target '$1' (expected one of: ${ALL[*]}, all)" >&2; exit 2 ;;
   esac

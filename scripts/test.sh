@@ -22,11 +22,11 @@ swift test --skip-build --no-parallel "$@"
 step_done "the Swift tests"
 scripts/check-openapi.sh   # schemathesis against the live control API (docs/control.md)
 step_done "schemathesis"
-# Fuzz smoke (issue 10): the wire, SDP, profile and engine targets FUZZ_SMOKE_SECONDS (default 20)
+# Fuzz smoke (issue 10): the wire, SDP, profile, engine and cloud (issue 21) targets FUZZ_SMOKE_SECONDS (default 20)
 # each from their committed seeds, built in .build-fuzz, when the toolchain has libFuzzer;
 # FUZZ_SMOKE_SECONDS=0 skips it. The control-body target runs in scripts/fuzz.sh's long runs.
 if [[ ${FUZZ_SMOKE_SECONDS:-20} -gt 0 ]] && scripts/fuzz.sh supported; then
-  FUZZ_SMOKE_TARGETS=${FUZZ_SMOKE_TARGETS:-"wire sdp profile engine"} scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-20}"
+  FUZZ_SMOKE_TARGETS=${FUZZ_SMOKE_TARGETS:-"wire sdp profile engine cloud"} scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-20}"
   step_done "the fuzz smoke"
 fi
 # The testing library as other projects use it: the pytest fixtures installed with pip, and a
