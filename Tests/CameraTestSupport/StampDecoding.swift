@@ -19,4 +19,21 @@ public enum StampDecoding {
         while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { counters.append(try sample.readStamp().counter) }
         return counters
     }
+
+    /// The decoded pictures of an MP4's H.264 video track (a left message, PROTOCOL.md 8.5): stamp
+    /// counters and presentation times, in order.
+    public static func mp4Video(_ path: String) throws -> (counters: [UInt16], ptsNs: [UInt64]) {
+        let pipeline = try GStreamerPipeline(
+            "filesrc location=\"\(path)\" ! qtdemux name=d d.video_0 ! queue ! h264parse ! avdec_h264 ! videoconvert ! "
+                + "video/x-raw,format=I420 ! appsink name=sink sync=false")
+        try pipeline.play()
+        defer { pipeline.stop() }
+        var counters: [UInt16] = []
+        var pts: [UInt64] = []
+        while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) {
+            counters.append(try sample.readStamp().counter)
+            pts.append(sample.ptsNs ?? 0)
+        }
+        return (counters, pts)
+    }
 }

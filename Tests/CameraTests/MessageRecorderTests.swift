@@ -1,4 +1,5 @@
 import Camera
+import CameraTestSupport
 import Foundation
 import Testing
 import TestSupport
@@ -59,18 +60,7 @@ struct MessageRecorderTests {
 
     /// The decoded pictures of an MP4's video track: stamp counters and presentation times.
     static func decodedVideo(_ path: String) throws -> (counters: [UInt16], ptsNs: [UInt64]) {
-        let pipeline = try GStreamerPipeline(
-            "filesrc location=\"\(path)\" ! qtdemux name=d d.video_0 ! queue ! h264parse ! avdec_h264 ! videoconvert ! "
-                + "video/x-raw,format=I420 ! appsink name=sink sync=false")
-        try pipeline.play()
-        defer { pipeline.stop() }
-        var counters: [UInt16] = []
-        var pts: [UInt64] = []
-        while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) {
-            counters.append(try sample.readStamp().counter)
-            pts.append(sample.ptsNs ?? 0)
-        }
-        return (counters, pts)
+        try StampDecoding.mp4Video(path)
     }
 
     /// Seconds of decoded sound in the MP4's audio track (48 kHz mono S16).

@@ -1,5 +1,6 @@
 import AppSimulator
 import CallEngine
+import CameraTestSupport
 import CallRuntime
 import DeviceProfile
 import Emulator
@@ -143,6 +144,14 @@ extension EndToEnd {
                 let mp4 = try #require(await h.device.mediaStore.read("message-\(callId).mp4"))
                 #expect(mp4.count > 1000)
                 #expect(Array(mp4[4..<8]) == Array("ftyp".utf8), "not an MP4")
+                // It decodes, and every picture's stamp reads (PROTOCOL.md 6): about 2 s of the camera.
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("message-\(callId).mp4").path
+                try Data(mp4).write(to: URL(fileURLWithPath: file))
+                defer { try? FileManager.default.removeItem(atPath: file) }
+                let video = try StampDecoding.mp4Video(file)
+                #expect(video.counters.count >= 20, "\(video.counters.count) pictures in a 2 s message")
+                #expect(zip(video.counters, video.counters.dropFirst()).allSatisfy { ($1 &- $0) % 4096 >= 1 && ($1 &- $0) % 4096 <= 8 },
+                        "stamps out of order: \(video.counters.prefix(20))")
             }
         }
 
