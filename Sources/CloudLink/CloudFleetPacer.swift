@@ -26,7 +26,8 @@ public actor CloudFleetPacer {
 
     /// Returns when the caller's slot comes (at once when the last slot is `spacing` ago); returns
     /// early, without a slot, when the task is cancelled.
-    public func admit() async {
+    @discardableResult
+    public func admit() async -> ContinuousClock.Instant {
         let now = ContinuousClock.now
         let slot = max(now, next ?? now)
         next = slot + spacing
@@ -34,6 +35,9 @@ public actor CloudFleetPacer {
         if slot > now {
             try? await Task.sleep(until: slot, clock: .continuous)
         }
+        // The slot this request was given: 1/R after the one before it, whatever the scheduler's
+        // lateness in waking the callers.
+        return slot
     }
 
     /// A `CloudJoinRunner.Configuration.beforeRequest` that paces through this pacer.
