@@ -5,11 +5,11 @@ import IPCWire
 /// Evaluates a doorbell condition of PROTOCOL.md 8 on one device. It waits on events, not a
 /// clock: it subscribes to the timeline's changes (every device event is recorded there), checks,
 /// and checks again at each new observation until the condition holds or the limit passes.
-struct DoorbellCheck: @unchecked Sendable {
+struct DoorbellCheck: Sendable {
     let condition: DoorbellCondition
     let device: any ScenarioDeviceDriver
     let timeline: Timeline
-    let user: (String) -> String
+    let user: @Sendable (String) -> String
 
     /// The device's doorbell observations since the current call began.
     private func observations() -> [(Observation, DoorbellObservation)] {

@@ -107,7 +107,7 @@ extension ScenarioRunner {
 
     /// A wait or expectation on a doorbell condition (checked on events).
     func checkDoorbell(_ condition: DoorbellCondition, limit: Double?, device: any ScenarioDeviceDriver,
-                       expand: @escaping (String) -> String) async -> (Bool, String?) {
+                       expand: @escaping @Sendable (String) -> String) async -> (Bool, String?) {
         let check = DoorbellCheck(condition: condition, device: device, timeline: timeline, user: expand)
         return await check.run(limit: limit ?? condition.defaultWait)
     }

@@ -172,7 +172,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         guard world.devices.indices.contains(index) else { return false }
         let device = world.devices[index]
         let started = Date()
-        let expand: (String) -> String = { expandIndex($0, index: index) }
+        let expand: @Sendable (String) -> String = { expandIndex($0, index: index) }
         func finish(_ kind: StepResult.Kind, passed: Bool, failure: String? = nil, measure: Measure? = nil) -> Bool {
             let r = StepResult(step: step, kind: kind, device: device.devId, iteration: iteration, passed: passed,
                                failure: failure, measure: measure, startedAt: started, seconds: Date().timeIntervalSince(started))
