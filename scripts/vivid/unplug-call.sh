@@ -106,9 +106,12 @@ run_flow() {
   say "device-up broker=$broker at $(elapsed) s"
 
   "$ipcemu" app call "$devid" --broker "$broker" --profile "$work/doorbell.yaml" --video \
-    --timeout 60 --heartbeat-interval 3 >"$app_log" 2>&1 &
+    --timeout 60 --heartbeat-interval 3 --heartbeat-timeout 60 >"$app_log" 2>&1 &
   app_pid=$!
-  wait_for 180 frames_at_least 15 || { fail "no-video-before-unplug frames=$(frames)"; return; }
+  # The app must still be there while its first frames come (a TCG guest can stall for seconds).
+  app_has_frames_or_ended() { frames_at_least 15 || ! alive "$app_pid"; }
+  wait_for 180 app_has_frames_or_ended
+  frames_at_least 15 || { fail "no-video-before-unplug frames=$(frames) app-alive=$(alive "$app_pid" && echo yes || echo no)"; return; }
   say "video frames=$(frames) at $(elapsed) s"
   # The app decodes its first frames in a burst (its pipeline starts late under emulation): let it
   # catch up to real time before the unplug.
