@@ -121,14 +121,14 @@ extension AppCommand {
         @Argument(help: "The device id.") var devId: String
         @OptionGroup var connection: AppConnectionOptions
         @Option(help: "Seconds the call may ring (its deadline).") var timeout: Int64 = 30
-        @Option(help: "Call type: 1 one-to-one, 2 one-to-more, 3 one-to-more special.") var callType: Int = 1
-        @Option(help: "Channel type: 0 audio, 1 video, 2 both.") var channelType: Int = 2
+        @Option(help: "Call type: 1 one-to-one, 2 one-to-more, 3 one-to-more special.") var callType: CallTypeOption = .oneToOne
+        @Option(help: "Channel type: 0 audio, 1 video, 2 both.") var channelType: ChannelTypeOption = .audioVideo
         @Option(help: "Hang up this many seconds after the answer (default: stay until the device ends the call or Ctrl-C).")
         var hangupAfter: Double?
         @Option(help: "Heartbeat interval in seconds.") var heartbeatInterval: Double = 10
         @Flag(help: "Once answered, open the P2P link and receive, decode and measure the device's video.")
         var video = false
-        @Option(help: "Which stream to ask for with --video: main or sub.") var stream: String = "main"
+        @Option(help: "Which stream to ask for with --video.") var stream: StreamOption = .main
         @Flag(help: "Also send this app's own test video (two-way; implies --video).") var sendVideo = false
         @Option(help: "Write every decoded frame's luma plane as PGM into this folder (implies --video).")
         var saveFrames: String?
@@ -144,12 +144,9 @@ extension AppCommand {
         var relayOnly = false
 
         func validate() throws {
-            guard CallType(rawValue: callType) != nil else { throw ValidationError("--call-type must be 1, 2 or 3; got \(callType)") }
-            guard ChannelType(rawValue: channelType) != nil else { throw ValidationError("--channel-type must be 0, 1 or 2; got \(channelType)") }
             guard timeout > 0 else { throw ValidationError("--timeout must be positive; got \(timeout)") }
             if let h = hangupAfter, !(h >= 0 && h.isFinite) { throw ValidationError("--hangup-after must be zero or more seconds") }
             guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
-            guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub; got '\(stream)'") }
             if let s = switchAfter, !(s > 0 && s.isFinite) { throw ValidationError("--switch-after must be a positive number of seconds") }
             if hevc, sendVideo { throw ValidationError("--hevc and --send-video do not go together (the HEVC offer has no RTP video)") }
             let ice = try iceConfiguration()
@@ -180,10 +177,10 @@ extension AppCommand {
             try await app.add(address)
             let events = await app.events()
             let printer = EventPrinter()
-            let extra = CallExtra(channelType: channelType)
+            let extra = CallExtra(channelType: channelType.channelType.rawValue)
             do {
                 try await app.startCall(devId: devId, timeoutSeconds: timeout,
-                                        callType: CallType(rawValue: callType) ?? .oneToOne, extra: extra)
+                                        callType: callType.callType, extra: extra)
             } catch {
                 note("ipcemu app call: \(error)")
                 await app.stop()
@@ -210,12 +207,12 @@ extension AppCommand {
                         if wantsVideo {
                             do {
                                 let sid = try await app.openVideo(
-                                    streamType: stream == "sub" ? .sub : .main,
+                                    streamType: stream.streamType,
                                     sendVideo: sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil,
                                     saveFramesTo: saveFrames, hevc: hevc, ice: ice)
                                 videoSession = sid
                                 if let switchAfter {
-                                    let first: StreamType = stream == "sub" ? .main : .sub
+                                    let first = stream.other.streamType
                                     Task { await Self.switchStreams(app: app, sessionId: sid, devId: devId, first: first, every: switchAfter) }
                                 }
                                 videoReporter = Task {

@@ -91,16 +91,16 @@ struct DoorbellFleetBench {
         let clock = ContinuousClock()
         let spawned = clock.now
         try fleet.start()
-        guard let online = await fleet.waitForEvent("online", timeout: .seconds(180)) else {
+        guard let online = await fleet.waitForOnline(timeout: .seconds(180)) else {
             fleet.kill()
-            throw ValidationError("the fleet did not report online within 180 s; its output:\n\(fleet.output.suffix(2000))")
+            throw ValidationError("the fleet did not report online within 180 s; its output:\n\(fleet.failureReport)")
         }
         let onlineAt = clock.now
         result.onlineSeconds = BenchCommand.FleetBench.seconds(onlineAt - spawned)
-        result.online = (online["online"] as? Int) ?? 0
-        result.processes = (online["processes"] as? Int) ?? 1
+        result.online = online.online
+        result.processes = online.processes
         let pid = fleet.process.processIdentifier
-        result.rssAtOnline = (online["rssBytes"] as? Int) ?? (ProcessMemory.residentBytes(pid: pid) ?? 0)
+        result.rssAtOnline = online.rssBytes
         result.fdsAtOnline = Self.descriptors(pid: pid)
 
         // Every device asleep (its DP 149 false seen) before the wakes.

@@ -72,16 +72,16 @@ extension BenchCommand {
             let clock = ContinuousClock()
             let spawned = clock.now
             try fleet.start()
-            guard let online = await fleet.waitForEvent("online", timeout: .seconds(120)) else {
+            guard let online = await fleet.waitForOnline(timeout: .seconds(120)) else {
                 fleet.kill()
-                throw ValidationError("the fleet did not report online within 120 s; its output:\n\(fleet.output.suffix(2000))")
+                throw ValidationError("the fleet did not report online within 120 s; its output:\n\(fleet.failureReport)")
             }
             let timeToOnline = Self.seconds(clock.now - spawned)
             let allSeen = await presence.waitUntil(online: count, timeout: .seconds(30))
-            let rss = (online["rssBytes"] as? Int) ?? 0
-            let processes = (online["processes"] as? Int) ?? 1
-            let onlineCount = (online["online"] as? Int) ?? 0
-            let fleetSeconds = (online["seconds"] as? Double) ?? 0
+            let rss = online.rssBytes
+            let processes = online.processes
+            let onlineCount = online.online
+            let fleetSeconds = online.seconds
 
             // Load phase.
             var load: LoadResult?
@@ -172,15 +172,15 @@ final class PresenceWatch: @unchecked Sendable {
 final class FleetProcess: @unchecked Sendable {
     let process = Process()
     private let lock = NSLock()
-    private var events: [[String: Any]] = []
+    private var lines: [FleetLine] = []
+    /// Output lines that were not fleet lines, with what was wrong (shown when it fails).
+    private var unreadable: [String] = []
     private var text = ""
 
     init(arguments: [String]) {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
         process.arguments = arguments
     }
-
-    var output: String { lock.withLock { text } }
 
     func start() throws {
         let pipe = Pipe()
@@ -203,19 +203,38 @@ final class FleetProcess: @unchecked Sendable {
                 let line = Data(buffer[buffer.startIndex..<nl])
                 buffer.removeSubrange(buffer.startIndex...nl)
                 text += String(decoding: line, as: UTF8.self) + "\n"
-                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { events.append(object) }
+                do {
+                    lines.append(try FleetLine(jsonLine: line))
+                } catch {
+                    unreadable.append("\(error): \(String(decoding: line.prefix(200), as: UTF8.self))")
+                }
             }
         }
     }
 
-    func waitForEvent(_ name: String, timeout: Duration) async -> [String: Any]? {
+    /// The fleet's `online` line, once it printed it.
+    func waitForOnline(timeout: Duration) async -> FleetOnlineLine? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let e = lock.withLock({ events.first { ($0["event"] as? String) == name } }) { return e }
+            if let line = online { return line }
             if !process.isRunning { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return lock.withLock { events.first { ($0["event"] as? String) == name } }
+        return online
+    }
+
+    private var online: FleetOnlineLine? {
+        lock.withLock {
+            lines.lazy.compactMap { if case .online(let o) = $0 { o } else { nil } }.first
+        }
+    }
+
+    /// The last of the output, and every line that was not a fleet line with what was wrong.
+    var failureReport: String {
+        lock.withLock {
+            String(text.suffix(2000))
+                + (unreadable.isEmpty ? "" : "\nlines that were not fleet lines:\n" + unreadable.suffix(10).joined(separator: "\n"))
+        }
     }
 
     func signal(_ sig: Int32) { if process.isRunning { Glibc.kill(process.processIdentifier, sig) } }

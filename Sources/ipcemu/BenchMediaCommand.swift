@@ -29,7 +29,7 @@ extension BenchCommand {
         @Option(help: "Device profile (the main stream's size and rate are used).") var profile: String = "device-profiles/doorbell.yaml"
         @Option(help: "Instead of calls one after another: this many live-view links of the device streaming at once, added one at a time (the CPU curve), then measured together for --seconds.")
         var concurrent: Int?
-        @Option(help: "With --concurrent: the stream every link asks for, main or sub.") var stream: String = "main"
+        @Option(help: "With --concurrent: the stream every link asks for.") var stream: StreamOption = .main
         @Option(help: "With --concurrent: how many of the streams the app decodes and stamp-reads (the others are counted).")
         var decodeSample: Int = 2
         @Option(help: "With --concurrent: seconds the device's CPU is measured after each added stream.")
@@ -37,7 +37,6 @@ extension BenchCommand {
 
         func validate() throws {
             if let concurrent, concurrent < 1 { throw ValidationError("--concurrent must be at least 1") }
-            guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub") }
             guard decodeSample >= 0 else { throw ValidationError("--decode-sample must be zero or more") }
             guard stepSeconds > 0.1 else { throw ValidationError("--step-seconds must be more than 0.1") }
             guard calls >= 1 else { throw ValidationError("--calls must be at least 1") }
@@ -79,7 +78,7 @@ extension BenchCommand {
             if let concurrent {
                 guard p.capabilities.liveView else { throw ValidationError("--concurrent needs a profile with liveView: true") }
                 let bench = ConcurrentMediaBench(
-                    streams: concurrent, decodedSample: min(decodeSample, concurrent), stream: stream == "sub" ? .sub : .main,
+                    streams: concurrent, decodedSample: min(decodeSample, concurrent), stream: stream.streamType,
                     seconds: seconds, stepSeconds: stepSeconds)
                 let ok = try await bench.run(app: app, devId: devId, devicePid: device.processIdentifier)
                 await app.stop()

@@ -46,25 +46,6 @@ func loadProfile(_ path: String) throws -> DeviceProfile {
     }
 }
 
-/// `--answer` values: answer, answer:SECONDS, reject, reject:SECONDS, ignore, busy, manual.
-func parseAnswerPolicy(_ text: String) throws -> DeviceProfile.AnswerPolicy {
-    switch text {
-    case "answer", "auto": return .answer(afterSeconds: 0)
-    case "reject": return .reject
-    case "ignore": return .ignore
-    case "busy": return .busy
-    case "manual": return .manual
-    default:
-        if text.hasPrefix("answer:"), let s = Double(text.dropFirst("answer:".count)), s >= 0, s.isFinite {
-            return .answer(afterSeconds: s)
-        }
-        if text.hasPrefix("reject:"), let s = Double(text.dropFirst("reject:".count)), s >= 0, s.isFinite {
-            return s > 0 ? .rejectAfter(seconds: s) : .reject
-        }
-        throw ValidationError("--answer must be answer, answer:SECONDS, reject, reject:SECONDS, ignore, busy or manual; got '\(text)'")
-    }
-}
-
 /// MQTT options for a broker URL, with TLS files when the scheme is mqtts.
 func connectionOptions(brokerURL: String, clientID: String, caFile: String?, certFile: String?,
                        keyFile: String?) throws -> MQTTClientOptions {
@@ -148,23 +129,14 @@ final class ResumeOnce: @unchecked Sendable {
 
 /// Log options shared by the long-running commands.
 struct LogOptions: ParsableArguments {
-    @Option(help: "Log format: human or json (one JSON object per line).")
-    var logFormat: String = "human"
+    @Option(help: "Log format (json: one JSON object per line).")
+    var logFormat: LogFormatOption = .human
 
-    @Option(help: "Least severe level logged: debug, info, warning, error.")
-    var logLevel: String = "info"
-
-    func validate() throws {
-        guard LogFormat(rawValue: logFormat) != nil else {
-            throw ValidationError("--log-format must be human or json; got '\(logFormat)'")
-        }
-        guard LogLevel(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be debug, info, warning or error; got '\(logLevel)'")
-        }
-    }
+    @Option(help: "Least severe level logged.")
+    var logLevel: LogLevelOption = .info
 
     func makeLog() -> EventLog {
-        EventLog(format: LogFormat(rawValue: logFormat) ?? .human, minimumLevel: LogLevel(rawValue: logLevel) ?? .info)
+        EventLog(format: logFormat.format, minimumLevel: logLevel.level)
     }
 }
 

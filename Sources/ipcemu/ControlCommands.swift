@@ -70,8 +70,8 @@ struct PressCommand: AsyncParsableCommand {
     @OptionGroup var api: ControlClientOptions
     @Option(name: .customLong("target"), help: "App user to call (repeat for several; default: the household).")
     var targets: [String] = []
-    @Option(help: "Call type: 1 one-to-one, 2 one-to-more, 3 one-to-more special.")
-    var callType: Int?
+    @Option(help: "Call type: 1 one-to-one, 2 one-to-more, 3 one-to-more special (default: the device's).")
+    var callType: CallTypeOption?
     @Option(help: "Seconds the call rings before not_answered.")
     var timeout: Double?
 
@@ -79,7 +79,7 @@ struct PressCommand: AsyncParsableCommand {
         try await runControl {
             let client = try api.client()
             let id = try await api.deviceId(client)
-            let body = Components.Schemas.PressRequest(targets: targets.isEmpty ? nil : targets, callType: callType, timeout: timeout)
+            let body = Components.Schemas.PressRequest(targets: targets.isEmpty ? nil : targets, callType: callType?.rawValue, timeout: timeout)
             let reply = try await client.call("POST /api/devices/\(id)/press") {
                 try await $0.press(path: .init(devId: id), body: .json(body)).ok.body.json
             }

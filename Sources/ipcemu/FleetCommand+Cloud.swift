@@ -72,7 +72,7 @@ extension FleetCommand {
         }
         let file = spec.lastIndex(of: ":").flatMap { Int(spec[spec.index(after: $0)...]) != nil ? String(spec[..<$0]) : nil } ?? spec
         let template = try loadProfile(file)
-        let log = EventLog(format: LogFormat(rawValue: logFormat) ?? .human, minimumLevel: LogLevel(rawValue: logLevel) ?? .warning)
+        let log = makeLog()
         let output = FleetOutput(json: json)
         for warning in template.warnings { log.log(.warning, "profile: \(warning)") }
         if broker != nil { output.note("--broker is ignored with --cloud: the cloud names its broker") }
@@ -107,7 +107,7 @@ extension FleetCommand {
         var profiles: [DeviceProfile] = []
         for index in licences.indices {
             var profile = template.isTemplate ? try instance(template, index: start + index) : template
-            if let answer { profile.behaviour.answerPolicy = try parseAnswerPolicy(answer) }
+            if let answer { profile.behaviour.answerPolicy = answer.policy }
             profiles.append(profile)
         }
         let members = licences.map {

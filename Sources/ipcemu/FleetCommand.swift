@@ -51,8 +51,8 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: "MQTT event-loop threads per process.")
     var threads: Int = 2
 
-    @Option(help: "Answer policy of every device: answer, answer:SECONDS, reject, ignore, busy, manual (default: each profile's).")
-    var answer: String?
+    @Option(help: "Answer policy of every device (default: each profile's); auto is answer, :SECONDS answers or rejects after SECONDS.")
+    var answer: AnswerPolicyOption?
 
     @Option(name: .customLong("source-ip"), help: ArgumentHelp(
         "Local addresses to spread the connections over, round robin (one address runs out of ports near 28,000 connections to one broker).",
@@ -68,11 +68,11 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: "Most devices one process holds before workers are started (default: what the descriptor limit allows).")
     var maxDevicesPerProcess: Int?
 
-    @Option(help: "Log format: human or json.")
-    var logFormat: String = "human"
+    @Option(help: "Log format (json: one JSON object per line).")
+    var logFormat: LogFormatOption = .human
 
-    @Option(help: "Least severe level logged: debug, info, warning, error (a fleet logs warnings and worse by default).")
-    var logLevel: String = "warning"
+    @Option(help: "Least severe level logged (a fleet logs warnings and worse by default).")
+    var logLevel: LogLevelOption = .warning
 
     @OptionGroup(title: "Control API, console and journal") var controlOptions: ControlOptions
 
@@ -120,17 +120,13 @@ struct FleetCommand: AsyncParsableCommand {
         if let wakeLatency, !(wakeLatency >= 0 && wakeLatency <= DeviceProfile.Power.Limits.wakeLatency) {
             throw ValidationError("--wake-latency must be a number of seconds from 0 to 60")
         }
-        guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be human or json") }
-        guard LogLevel(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be debug, info, warning or error")
-        }
     }
 
     func run() async throws {
         if let cloud = cloudOptions.cloud { return try await runOnCloud(cloud) }
         let plan = try makePlan()
         let positions = try holdings(plan)
-        let log = EventLog(format: LogFormat(rawValue: logFormat) ?? .human, minimumLevel: LogLevel(rawValue: logLevel) ?? .warning)
+        let log = makeLog()
         let output = FleetOutput(json: json)
 
         // The descriptor budget first: the private broker inherits the raised limit.
@@ -187,6 +183,8 @@ struct FleetCommand: AsyncParsableCommand {
         }).run()
     }
 
+    func makeLog() -> EventLog { EventLog(format: logFormat.format, minimumLevel: logLevel.level) }
+
     func makeFleet(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog) throws -> Fleet {
         let first = plan.groups.first?.profile
         var connection = try connectionOptions(brokerURL: brokerURL, clientID: "fleet",
@@ -194,7 +192,7 @@ struct FleetCommand: AsyncParsableCommand {
         connection.keepAlive = first?.broker.keepAlive ?? 30
         let options = Fleet.Options(
             connection: connection, threads: threads, connectRate: connectRate, window: connectWindow,
-            answerPolicy: try answer.map(parseAnswerPolicy), sourceAddresses: sources, log: log,
+            answerPolicy: answer?.policy, sourceAddresses: sources, log: log,
             sleepAfter: sleepAfter, wakeLatency: wakeLatency)
         return try Fleet(plan: plan, positions: positions, options: options)
     }
@@ -262,107 +260,5 @@ struct FleetCommand: AsyncParsableCommand {
         if let block { return "block-\(block.replacingOccurrences(of: ":", with: "-"))" }
         if let shard { return "shard-\(shard.replacingOccurrences(of: "/", with: "-of-"))" }
         return "fleet-\(positions.lowerBound)-\(positions.upperBound)"
-    }
-}
-
-/// What `ipcemu fleet` prints: human lines, or one JSON object per line with --json.
-final class FleetOutput: Sendable {
-    let json: Bool
-
-    init(json: Bool) { self.json = json }
-
-    func note(_ text: String) {
-        if json {
-            say(#"{"event":"note","message":"\#(escape(text))"}"#)
-        } else {
-            say("fleet: \(text)")
-        }
-    }
-
-    func progress(_ p: FleetProgress) {
-        if json {
-            say(#"{"event":"progress","online":\#(p.online),"started":\#(p.started),"total":\#(p.total),"seconds":\#(format(p.elapsed))}"#)
-        } else {
-            say("fleet: \(p.online)/\(p.total) online (\(format(p.elapsed)) s)")
-        }
-    }
-
-    func online(_ r: FleetStartReport, rssBytes: Int, rssBeforeBytes: Int, pssBytes: Int, processes: Int, brokerURL: String,
-                power: FleetPowerCounts? = nil) {
-        let perDevice = r.started > 0 ? Double(rssBytes) / Double(r.started) : 0
-        if json {
-            var line = #"{"event":"online","online":\#(r.online),"started":\#(r.started),"planned":\#(r.planned),"seconds":\#(format(r.elapsed)),"#
-            line += #""rssBytes":\#(rssBytes),"rssBytesBeforeDevices":\#(rssBeforeBytes),"rssBytesPerDevice":\#(Int(perDevice)),"pssBytes":\#(pssBytes),"processes":\#(processes),"broker":"\#(escape(brokerURL))""#
-            if let power, power.lowPower > 0 {
-                line += #","lowPower":\#(power.lowPower),"awake":\#(power.awake),"asleep":\#(power.asleep),"waking":\#(power.waking)"#
-            }
-            if let s = r.shortage { line += #","error":"\#(escape(s))""# }
-            if !r.failures.isEmpty { line += #","failures":[\#(r.failures.map { "\"\(escape($0))\"" }.joined(separator: ","))]"# }
-            say(line + "}")
-        } else {
-            say(String(format: "fleet: %d of %d devices online in %@ s, %.1f KB RSS per device (%.1f MB in %d process%@, PSS %.1f MB) on %@",
-                       r.online, r.planned, format(r.elapsed), perDevice / 1024, Double(rssBytes) / 1_048_576,
-                       processes, processes == 1 ? "" : "es", Double(pssBytes) / 1_048_576, brokerURL))
-            if let power, power.lowPower > 0 { self.power(power) }
-            if let s = r.shortage { note("error: \(s)") }
-            for f in r.failures { note("error: \(f)") }
-        }
-    }
-
-    /// The low-power devices' states (PROTOCOL.md 8.4): after start-up, and whenever they change.
-    func power(_ p: FleetPowerCounts) {
-        if json {
-            say(#"{"event":"power","lowPower":\#(p.lowPower),"awake":\#(p.awake),"asleep":\#(p.asleep),"waking":\#(p.waking)}"#)
-        } else {
-            say("fleet: \(p.lowPower) low-power devices: \(p.awake) awake, \(p.asleep) asleep, \(p.waking) waking")
-        }
-    }
-
-    /// Prints a `power` line every second in which the low-power devices' states changed (none
-    /// for a fleet without low-power devices); `extra` adds other processes' counts (a supervisor's
-    /// workers). Cancel the task to stop it.
-    func watchPower(_ fleet: Fleet, extra: @escaping @Sendable () -> FleetPowerCounts = { FleetPowerCounts() }) -> Task<Void, Never> {
-        Task {
-            var last: FleetPowerCounts?
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                guard !Task.isCancelled else { break }
-                var now = await fleet.powerCounts()
-                let more = extra()
-                now.lowPower += more.lowPower
-                now.awake += more.awake
-                now.asleep += more.asleep
-                now.waking += more.waking
-                if now.lowPower > 0, now != last { power(now) }
-                last = now
-            }
-        }
-    }
-
-    func stopped(devices: Int, took: Duration) {
-        if json {
-            say(#"{"event":"stopped","devices":\#(devices),"seconds":\#(format(took))}"#)
-        } else {
-            say("fleet: \(devices) devices offline in \(format(took)) s")
-        }
-    }
-
-    func format(_ d: Duration) -> String {
-        let s = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-        return String(format: "%.3f", s)
-    }
-
-    func escape(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default:
-                if c.value < 0x20 { out += String(format: "\\u%04x", c.value) } else { out.unicodeScalars.append(c) }
-            }
-        }
-        return out
     }
 }

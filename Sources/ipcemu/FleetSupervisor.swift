@@ -26,11 +26,14 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
     final class Worker: @unchecked Sendable {
         let block: Range<Int>
         let process = Process()
-        var online: [String: Any]?
+        /// The worker's start-up summary, once it printed it.
+        var online: FleetOnlineLine?
         var progressOnline = 0
-        var stopped: [String: Any]?
+        var stopped: FleetStoppedLine?
         /// The worker's last `power` line (PROTOCOL.md 8.4 counts).
         var power = FleetPowerCounts()
+        /// Lines that were not fleet lines (each logged with what was wrong).
+        var unreadableLines = 0
         var buffer = Data()
 
         init(block: Range<Int>) { self.block = block }
@@ -79,7 +82,7 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 let online = localOnline.value + lock.withLock {
-                    workers.reduce(0) { $0 + (($1.online?["online"] as? Int) ?? $1.progressOnline) }
+                    workers.reduce(0) { $0 + ($1.online?.online ?? $1.progressOnline) }
                 }
                 output.progress(FleetProgress(online: online, started: online, total: positions.count,
                                               elapsed: ContinuousClock.now - began))
@@ -97,10 +100,14 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
             r.planned = positions.count
             r.elapsed = ContinuousClock.now - began
             for w in workers {
-                r.started += (w.online?["started"] as? Int) ?? 0
-                r.online += (w.online?["online"] as? Int) ?? 0
-                if let e = w.online?["error"] as? String { r.shortage = (r.shortage.map { $0 + "; " } ?? "") + e }
-                if w.online == nil { r.failures.append("worker for devices \(w.block) exited with status \(w.process.terminationStatus) before it was online") }
+                guard let online = w.online else {
+                    r.failures.append("worker for devices \(w.block) exited with status \(w.process.terminationStatus) before it was online")
+                    continue
+                }
+                r.started += online.started
+                r.online += online.online
+                if let e = online.error { r.shortage = (r.shortage.map { $0 + "; " } ?? "") + e }
+                r.failures += online.failures ?? []
             }
             return r
         }
@@ -171,36 +178,43 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
         try p.run()
     }
 
+    /// A worker's output: one `FleetLine` per line. A line that is not one is logged with what
+    /// was wrong with it (the field) and counted; nothing is read from it.
     private func received(_ data: Data, from worker: Worker) {
+        var notes: [String] = []
+        var unreadable: [(FleetLineError, String)] = []
         lock.withLock {
             worker.buffer.append(data)
             while let newline = worker.buffer.firstIndex(of: 0x0A) {
-                let line = worker.buffer[worker.buffer.startIndex..<newline]
+                let bytes = worker.buffer[worker.buffer.startIndex..<newline]
                 worker.buffer.removeSubrange(worker.buffer.startIndex...newline)
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                      let event = object["event"] as? String else { continue }
-                switch event {
-                case "progress": worker.progressOnline = (object["online"] as? Int) ?? worker.progressOnline
-                case "online":
-                    worker.online = object
-                    worker.power = Self.power(object) ?? worker.power
-                case "stopped": worker.stopped = object
-                case "power": worker.power = Self.power(object) ?? worker.power
-                case "note":
-                    if let m = object["message"] as? String, !m.hasPrefix("shutting down"), !m.hasPrefix("control API") {
-                        output.note("worker \(worker.block): \(m)")
+                let line: FleetLine
+                do throws(FleetLineError) {
+                    line = try FleetLine(jsonLine: bytes)
+                } catch {
+                    worker.unreadableLines += 1
+                    unreadable.append((error, String(decoding: bytes.prefix(200), as: UTF8.self)))
+                    continue
+                }
+                switch line {
+                case .progress(let p): worker.progressOnline = p.online
+                case .online(let o):
+                    worker.online = o
+                    if let power = o.power { worker.power = power }
+                case .stopped(let s): worker.stopped = s
+                case .power(let p): worker.power = p
+                case .note(let n):
+                    if !n.message.hasPrefix("shutting down"), !n.message.hasPrefix("control API") {
+                        notes.append(n.message)
                     }
-                default: break
                 }
             }
         }
-    }
-
-    /// A worker's power counts from its `online` or `power` line (nil when it has no low-power devices).
-    static func power(_ object: [String: Any]) -> FleetPowerCounts? {
-        guard let n = object["lowPower"] as? Int else { return nil }
-        return FleetPowerCounts(lowPower: n, awake: (object["awake"] as? Int) ?? 0, asleep: (object["asleep"] as? Int) ?? 0,
-                                waking: (object["waking"] as? Int) ?? 0)
+        for (error, text) in unreadable {
+            log.log(.warning, "fleet: unreadable line from a worker: \(error)",
+                    fields: [("worker", "\(worker.block)"), ("line", text)])
+        }
+        for message in notes { output.note("worker \(worker.block): \(message)") }
     }
 
     private func workerArguments(_ block: Range<Int>) -> [String] {
@@ -210,12 +224,12 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
         if let count = c.count { args += ["--count", String(count)] }
         args += ["--start", String(c.start), "--block", "\(block.lowerBound):\(block.upperBound)",
                  "--broker", brokerURL, "--threads", String(c.threads), "--json",
-                 "--log-format", c.logFormat, "--log-level", c.logLevel]
+                 "--log-format", c.logFormat.rawValue, "--log-level", c.logLevel.rawValue]
         if let shard = c.shard { args += ["--shard", shard] }
         if let rate = c.connectRate { args += ["--connect-rate", String(rate / Double(workerCount))] }
         // The broker's accept backlog is shared by every process: so is the window.
         args += ["--connect-window", String(max(1, c.connectWindow / max(1, workerCount)))]
-        if let answer = c.answer { args += ["--answer", answer] }
+        if let answer = c.answer { args += ["--answer", answer.text] }
         if let ip = c.sourceIP { args += ["--source-ip", ip] }
         if let ca = c.caFile { args += ["--ca-file", ca] }
         if let max = c.maxDevicesPerProcess { args += ["--max-devices-per-process", String(max)] }

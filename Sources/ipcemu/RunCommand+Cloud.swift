@@ -104,7 +104,7 @@ extension RunCommand {
     func runOnCloud(_ kind: CloudKind) async throws {
         var profile = try loadProfile(self.profile)
         if profile.isTemplate { profile = try profile.instance(index: 0) }
-        if let answer { profile.behaviour.answerPolicy = try parseAnswerPolicy(answer) }
+        if let answer { profile.behaviour.answerPolicy = answer.policy }
         if let liveViewLimit { profile.capabilities.liveViewLimit = max(0, liveViewLimit) }
         let log = logOptions.makeLog()
         for warning in profile.warnings { log.log(.warning, "profile: \(warning)") }

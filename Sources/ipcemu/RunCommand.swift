@@ -29,8 +29,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Broker URL: mqtt://host:port or mqtts://host:port. Default: the profile's, else a private broker.")
     var broker: String?
 
-    @Option(help: "Answer policy override: answer, answer:SECONDS, reject, reject:SECONDS, ignore, busy, manual.")
-    var answer: String?
+    @Option(help: "Answer policy override (default: the profile's); auto is answer, :SECONDS answers or rejects after SECONDS.")
+    var answer: AnswerPolicyOption?
 
     @Option(help: "CA file for mqtts (default: the profile's broker.caFile, else the system CAs).")
     var caFile: String?
@@ -70,7 +70,7 @@ struct RunCommand: AsyncParsableCommand {
         if profile.isTemplate {
             profile = try profile.instance(index: 0)
         }
-        if let answer { profile.behaviour.answerPolicy = try parseAnswerPolicy(answer) }
+        if let answer { profile.behaviour.answerPolicy = answer.policy }
         if let liveViewLimit { profile.capabilities.liveViewLimit = max(0, liveViewLimit) }
         let log = logOptions.makeLog()
         for warning in profile.warnings {

@@ -31,7 +31,7 @@ struct ScenarioCommand: AsyncParsableCommand {
         var broker: String?
 
         @Option(help: "Who plays the app: simulated (our app simulator) or external (a real app under test).")
-        var app: String = "simulated"
+        var app: ScenarioAppOption = .simulated
 
         @Option(help: "Write JUnit XML here (one test case per scenario run and per expectation).")
         var junit: String?
@@ -41,7 +41,6 @@ struct ScenarioCommand: AsyncParsableCommand {
 
         func validate() throws {
             if files.isEmpty { throw ValidationError("give at least one scenario file") }
-            if AppMode(rawValue: app) == nil { throw ValidationError("--app must be simulated or external; got '\(app)'") }
             if let broker, !(broker.hasPrefix("mqtt://") || broker.hasPrefix("mqtts://")) {
                 throw ValidationError("--broker must be an mqtt:// or mqtts:// URL; got '\(broker)'")
             }
@@ -57,7 +56,7 @@ struct ScenarioCommand: AsyncParsableCommand {
                     throw ExitCode(2)
                 }
             }
-            let mode = AppMode(rawValue: app) ?? .simulated
+            let mode = app.mode
             var results: [ScenarioResult] = []
             for s in scenarios {
                 note("running \(s.name) (\(s.file), app \(mode.rawValue))")

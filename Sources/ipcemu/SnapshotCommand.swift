@@ -20,8 +20,8 @@ struct SnapshotCommand: ParsableCommand {
     @Option(name: .long, help: "Device profile whose camera to use (overrides --camera, --size, --fps).")
     var profile: String?
 
-    @Option(name: .long, help: "Which stream of the profile: main or sub.")
-    var stream = "main"
+    @Option(name: .long, help: "Which stream of the profile.")
+    var stream: StreamOption = .main
 
     @Option(name: .long, help: "test-pattern, v4l2:/dev/videoN, v4l2:CARD-NAME, or clip:FILE (H.264 Annex B).")
     var camera = "test-pattern"
@@ -32,8 +32,8 @@ struct SnapshotCommand: ParsableCommand {
     @Option(name: .long, help: "Requested frame rate.")
     var fps: Double = 30
 
-    @Option(name: .long, help: "V4L2 format to prefer: mjpeg, yuyv, nv12, i420, h264 or h265 (default: automatic).")
-    var format: String?
+    @Option(name: .long, help: "V4L2 format to prefer, in any letter case; yuy2 is yuyv (default: automatic).")
+    var format: CameraFormatOption?
 
     @Option(name: .long, help: "Frames to skip first (cameras adjust exposure on the first frames).")
     var skip = 0
@@ -49,7 +49,6 @@ struct SnapshotCommand: ParsableCommand {
             throw ValidationError("output \"\(output)\" must end in .jpg, .jpeg or .png")
         }
         guard timeout > 0, skip >= 0 else { throw ValidationError("--timeout must be positive, --skip not negative") }
-        guard stream == "main" || stream == "sub" else { throw ValidationError("--stream must be main or sub; got '\(stream)'") }
     }
 
     func run() throws {
@@ -73,19 +72,11 @@ struct SnapshotCommand: ParsableCommand {
 
     private func makeConfig() throws -> CameraConfig {
         if let profile {
-            return CameraConfig(profile: try loadProfile(profile), stream: stream == "sub" ? .sub : .main)
+            return CameraConfig(profile: try loadProfile(profile), stream: stream.streamType)
         }
         let kind = try CameraConfig.parseKind(camera)
         let (w, h) = try CameraConfig.parseSize(size)
-        var preferred: PixelFormat?
-        if let format {
-            let key = format.uppercased() == "YUY2" ? "YUYV" : format.uppercased()
-            guard let f = PixelFormat(rawValue: key) else {
-                throw ValidationError("--format \(format): expected mjpeg, yuyv, nv12, i420, h264 or h265")
-            }
-            preferred = f
-        }
-        return CameraConfig(kind: kind, width: w, height: h, fps: fps, preferredFormat: preferred)
+        return CameraConfig(kind: kind, width: w, height: h, fps: fps, preferredFormat: format?.pixelFormat)
     }
 }
 
