@@ -25,7 +25,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
@@ -41,22 +40,21 @@ let package = Package(
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
-        .target(
-            name: "IPCWire",
-            dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+        // AES-128 (ECB blocks, GCM), HMAC-SHA256, SHA-256 and MD5 come from the system's OpenSSL
+        // libcrypto (already there for GStreamer's DTLS and libmosquitto) through a small C shim:
+        // no TLS/crypto stack is compiled from source for them (issue 22, docs/building.md).
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
         ),
+        .target(name: "CWireCrypto", dependencies: ["CLibCrypto"]),
+        .target(name: "IPCWire", dependencies: ["CWireCrypto"]),
         // MARK: Tuya cloud join (PROTOCOL.md 9): the SDK's signing and encryption as pure functions, the
         // sans-IO join machine, and the state file (docs/tuya-cloud.md).
         .target(
             name: "TuyaCloud",
-            dependencies: [
-                "IPCWire",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+            dependencies: ["IPCWire"]
         ),
         // MARK: Tuya cloud link (PROTOCOL.md 9): runs TuyaCloud's join machine in real time (HTTPS
         // through AsyncHTTPClient, MQTT with TLS through MQTTTransport, the state file, timers), hands
@@ -144,6 +142,9 @@ let package = Package(
             name: "CallRuntime",
             dependencies: ["IPCWire", "CallEngine", .product(name: "HeapModule", package: "swift-collections")]
         ),
+        // MARK: Deterministic simulation of the whole call system on a simulated clock (issue 23,
+        // docs/simulation.md): the real engines and codecs, a faulty broker, one seed.
+        .target(name: "Simulation", dependencies: ["IPCWire", "CallEngine"]),
         .target(
             name: "Emulator",
             dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera", "WebRTCLink",
@@ -210,7 +211,7 @@ let package = Package(
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera",
                 "Emulator", "AppSimulator", "WebRTCLink", "ControlAPI", "ControlAPISpec", "Scenario",
-                "TuyaCloud", "CloudLink",
+                "TuyaCloud", "CloudLink", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -230,6 +231,7 @@ let package = Package(
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
         .testTarget(name: "TuyaCloudTests", dependencies: ["TuyaCloud", "IPCWire"]),
         .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "CallEngine", "IPCWire"]),
         .testTarget(
             name: "EmulatorTests",
             dependencies: ["Emulator", "AppSimulator", "CallRuntime", "CallEngine", "IPCWire", "MQTTTransport",

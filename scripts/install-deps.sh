@@ -6,8 +6,9 @@ set -euo pipefail
 PACKAGES=(
   # MQTT: the broker the tests and `ipcemu run` start, and the client library
   mosquitto libmosquitto-dev
-  # TLS tests: the private broker's throwaway CA is made with the openssl command
-  openssl
+  # TLS tests: the private broker's throwaway CA is made with the openssl command; AES, HMAC and
+  # MD5 of the wire and the cloud join come from the system's libcrypto (CWireCrypto)
+  openssl libssl-dev
   # WebRTC and media: webrtcbin, x264, decoders, ICE
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
@@ -28,6 +29,9 @@ PACKAGES=(
   # local stand-in for the cloud (scripts/tuya-cloud-standin.py: AES through python3-cryptography,
   # a TURN relay from coturn)
   libqrencode-dev python3-cryptography coturn
+  # The Debian package (scripts/package-deb.sh, dpkg-shlibdeps) and its check in a fresh Debian 12
+  # root (scripts/check-deb.sh)
+  dpkg-dev debootstrap
 )
 
 missing=()

@@ -1,5 +1,3 @@
-import Crypto
-
 /// A device's `localKey` (PROTOCOL.md 1): exactly 16 ASCII characters, used as their 16 bytes,
 /// the AES-128 key of pv2.2 and pv2.3. The key itself never appears in an error or a description.
 public struct LocalKey: Sendable, Equatable, CustomStringConvertible {
@@ -15,8 +13,6 @@ public struct LocalKey: Sendable, Equatable, CustomStringConvertible {
         }
         self.bytes = Array(string.utf8)
     }
-
-    var symmetricKey: SymmetricKey { SymmetricKey(data: bytes) }
 
     public var description: String { "LocalKey(16 bytes, redacted)" }
 }

@@ -1,6 +1,3 @@
-import Crypto
-import _CryptoExtras
-
 /// pv2.2 framing (PROTOCOL.md 2.1):
 /// `"2.2"` | crc32 (BE, over everything after it) | seq (BE) | from (BE) | AES-128-ECB(PKCS#7 JSON).
 ///
@@ -25,15 +22,10 @@ public enum PV22 {
         }
         let cipherStart = body.count
         body.append(contentsOf: PKCS7.pad(json))
-        let symmetricKey = key.symmetricKey
-        var offset = cipherStart
-        while offset < body.count {
-            do {
-                try AES.permute(&body[offset..<offset + PKCS7.blockSize], key: symmetricKey)
-            } catch {
-                throw .sealingFailed("AES block encryption: \(error)")
-            }
-            offset += PKCS7.blockSize
+        do {
+            try WireCrypto.aes128ECB(encrypt: true, &body[cipherStart...], key: key.bytes)
+        } catch {
+            throw .sealingFailed("AES block encryption: \(error)")
         }
         var out = prefix
         out.reserveCapacity(headerSize - 8 + body.count)
@@ -71,15 +63,10 @@ public enum PV22 {
         guard !plain.isEmpty, plain.count % PKCS7.blockSize == 0 else {
             throw .decryptionFailed("ciphertext of \(plain.count) bytes is not a positive multiple of 16")
         }
-        let symmetricKey = key.symmetricKey
-        var offset = 0
-        while offset < plain.count {
-            do {
-                try AES.inversePermute(&plain[offset..<offset + PKCS7.blockSize], key: symmetricKey)
-            } catch {
-                throw .decryptionFailed("AES block decryption failed: \(error)")
-            }
-            offset += PKCS7.blockSize
+        do {
+            try WireCrypto.aes128ECB(encrypt: false, &plain[...], key: key.bytes)
+        } catch {
+            throw .decryptionFailed("AES block decryption failed: \(error)")
         }
         guard let json = PKCS7.unpad(plain) else {
             throw .wrongKey("pv2.2 plaintext has bad PKCS#7 padding")

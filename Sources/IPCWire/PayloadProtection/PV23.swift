@@ -1,5 +1,3 @@
-import Crypto
-
 /// pv2.3 framing (PROTOCOL.md 2.1):
 /// `"2.3"` | seq (BE) | from (BE) | reserved 0 | nonce (12) | AES-128-GCM ciphertext | tag (16).
 /// The first 12 bytes are the additional authenticated data.
@@ -16,7 +14,10 @@ public enum PV23 {
 
     /// Frames `json` as one pv2.3 payload with a fresh random nonce.
     public static func seal(_ json: some Collection<UInt8>, header: SealHeader, key: LocalKey) throws(WireError) -> [UInt8] {
-        try seal(json, header: header, key: key, nonce: Array(AES.GCM.Nonce()))
+        guard let nonce = WireCrypto.randomBytes(nonceSize) else {
+            throw .sealingFailed("AES-GCM: the system's random source gave no nonce")
+        }
+        return try seal(json, header: header, key: key, nonce: nonce)
     }
 
     /// Frames `json` with the given 12-byte nonce. Only for test vectors: a nonce used twice
@@ -26,12 +27,12 @@ public enum PV23 {
         aad.appendBigEndian(header.seq)
         aad.appendBigEndian(header.from)
         aad.append(0)
-        guard nonce.count == nonceSize, let gcmNonce = try? AES.GCM.Nonce(data: nonce) else {
+        guard nonce.count == nonceSize else {
             throw .invalidValue(field: "nonce", value: "\(nonce.count) bytes", expected: "\(nonceSize) bytes")
         }
-        let box: AES.GCM.SealedBox
+        let box: (ciphertext: [UInt8], tag: [UInt8])
         do {
-            box = try AES.GCM.seal(Array(json), using: key.symmetricKey, nonce: gcmNonce, authenticating: aad)
+            box = try WireCrypto.gcmSeal(Array(json), key: key.bytes, nonce: nonce, aad: aad)
         } catch {
             throw .sealingFailed("AES-GCM: \(error)")
         }
@@ -57,12 +58,9 @@ public enum PV23 {
         let nonce = bytes.dropFirst(headerSize).prefix(nonceSize)
         let ciphertext = bytes.dropFirst(headerSize + nonceSize).dropLast(tagSize)
         let tag = bytes.suffix(tagSize)
-        do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-            let json = try AES.GCM.open(box, using: key.symmetricKey, authenticating: aad)
-            return (header, Array(json))
-        } catch {
+        guard let json = WireCrypto.gcmOpen(Array(ciphertext), tag: Array(tag), key: key.bytes, nonce: Array(nonce), aad: Array(aad)) else {
             throw .authenticationFailed
         }
+        return (header, json)
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The `auth` of a 302 offer (PROTOCOL.md 4): standard Base64, with padding, of
@@ -6,15 +5,18 @@ import Foundation
 /// The same for every session, so never enough on its own to open a link.
 public enum P2PAuth {
     public static func compute(p2pPassword: String, localKey: String, devId: String) -> String {
-        let key = SymmetricKey(data: Array((p2pPassword + ":" + localKey).utf8))
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(devId.utf8), using: key)
+        // libcrypto failing to compute an HMAC leaves "", which `verify` never accepts.
+        guard let mac = WireCrypto.hmacSHA256(key: Array((p2pPassword + ":" + localKey).utf8), message: Array(devId.utf8)) else {
+            return ""
+        }
         return Data(mac).base64EncodedString()
     }
 
     /// Whether `auth` is the right value, compared in time that does not depend on where the
     /// strings differ.
     public static func verify(_ auth: String, p2pPassword: String, localKey: String, devId: String) -> Bool {
-        constantTimeEqual(Array(auth.utf8), Array(compute(p2pPassword: p2pPassword, localKey: localKey, devId: devId).utf8))
+        let expected = compute(p2pPassword: p2pPassword, localKey: localKey, devId: devId)
+        return !expected.isEmpty && constantTimeEqual(Array(auth.utf8), Array(expected.utf8))
     }
 
     /// Compares every byte of the longer input whatever the differences; lengths are not secret.

@@ -1,14 +1,13 @@
-import Crypto
-import _CryptoExtras
+import IPCWire
 
 /// The SDK's primitives: MD5 (`utils/uni_md5.c`), AES-128-ECB with PKCS#7 (`utils/aes_inf.c`,
 /// `aes128_ecb_encode` / `aes128_ecb_decode`), and the hex it prints with `%02x` / `%02X`.
 enum TuyaCrypto {
     static let blockSize = 16
 
-    /// The MD5 digest of `bytes`.
+    /// The MD5 digest of `bytes` (libcrypto failing leaves 16 zero bytes: a signature no server accepts).
     static func md5(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        Array(Insecure.MD5.hash(data: Array(bytes)))
+        WireCrypto.md5(Array(bytes)) ?? [UInt8](repeating: 0, count: 16)
     }
 
     /// Lower-case hex, as `sprintf("%02x")` per byte.
@@ -45,15 +44,10 @@ enum TuyaCrypto {
         let pad = blockSize - plain.count % blockSize
         var buffer = Array(plain)
         buffer.append(contentsOf: repeatElement(UInt8(pad), count: pad))
-        let symmetricKey = SymmetricKey(data: key)
-        var offset = 0
-        while offset < buffer.count {
-            do {
-                try AES.permute(&buffer[offset..<offset + blockSize], key: symmetricKey)
-            } catch {
-                throw .invalidInput(field: "key", why: "AES refused it: \(error)")
-            }
-            offset += blockSize
+        do {
+            try WireCrypto.aes128ECB(encrypt: true, &buffer[...], key: key)
+        } catch {
+            throw .invalidInput(field: "key", why: "AES refused it: \(error)")
         }
         return buffer
     }
@@ -66,15 +60,10 @@ enum TuyaCrypto {
         guard !buffer.isEmpty, buffer.count % blockSize == 0 else {
             throw .decryptionFailed("\(buffer.count) bytes is not a positive multiple of 16")
         }
-        let symmetricKey = SymmetricKey(data: key)
-        var offset = 0
-        while offset < buffer.count {
-            do {
-                try AES.inversePermute(&buffer[offset..<offset + blockSize], key: symmetricKey)
-            } catch {
-                throw .decryptionFailed("AES refused the block: \(error)")
-            }
-            offset += blockSize
+        do {
+            try WireCrypto.aes128ECB(encrypt: false, &buffer[...], key: key)
+        } catch {
+            throw .decryptionFailed("AES refused the block: \(error)")
         }
         guard let last = buffer.last, last >= 1, Int(last) <= blockSize else {
             throw .wrongKey("the last block does not end in PKCS#7 padding")
