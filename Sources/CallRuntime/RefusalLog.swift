@@ -1,3 +1,4 @@
+import CallEngine
 import Foundation
 import IPCWire
 
@@ -40,6 +41,7 @@ public final class RefusalLog: @unchecked Sendable {
     private var windowStart: Int64 = .min
     private var linesInWindow = 0
     private var suppressed = 0
+    private var repliesDropped: [RefusalReplyLimiter.Scope: Int] = [:]
 
     public init(linesPerWindow: Int = 20, windowMs: Int64 = 1000) {
         self.linesPerWindow = max(1, linesPerWindow)
@@ -63,6 +65,19 @@ public final class RefusalLog: @unchecked Sendable {
             linesInWindow += 1
             defer { suppressed = 0 }
             return (true, suppressed)
+        }
+    }
+
+    /// PROTOCOL.md 3.4: a reply to a refused message was dropped by the `scope` limit (issue 23).
+    public func replyDropped(_ scope: RefusalReplyLimiter.Scope) {
+        lock.withLock { repliesDropped[scope, default: 0] += 1 }
+    }
+
+    /// Replies to refused messages dropped so far, by the limit that dropped them (every scope
+    /// present, 0 when none): `/metrics` `ipcemu_refusal_replies_dropped_total{scope}`.
+    public var droppedReplies: [RefusalReplyLimiter.Scope: Int] {
+        lock.withLock {
+            Dictionary(uniqueKeysWithValues: RefusalReplyLimiter.Scope.allCases.map { ($0, repliesDropped[$0] ?? 0) })
         }
     }
 

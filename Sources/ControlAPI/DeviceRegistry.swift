@@ -112,6 +112,7 @@ public actor DeviceRegistry {
                 mqttReconnects: entry.device.mqttCounters.reconnects, mqttConnected: s.connected,
                 framesSent: s.media.framesSent, framesReceived: s.media.framesReceived, fps: s.media.fps,
                 refusals: Dictionary(uniqueKeysWithValues: entry.device.refusals.totals.map { ($0.key.rawValue, $0.value) }))
+            g.refusalRepliesDropped = Dictionary(uniqueKeysWithValues: entry.device.refusals.droppedReplies.map { ($0.key.rawValue, $0.value) })
             g.journalWriteFailures = await entry.journal.failedWrites
             g.cameraUp = !s.camera.isLost
             g.cameraLosses = s.camera.losses

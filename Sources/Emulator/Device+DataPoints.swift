@@ -79,7 +79,10 @@ extension Device {
            case .int(let threshold)? = dataPoints.value(DataPointCatalogue.lowBatteryThreshold) {
             power.lowBatteryThresholdChanged(to: Int(clamping: threshold))
         }
-        publishReport(outcome.report)
+        // A set that applied nothing: its report only answers a refusal (PROTOCOL.md 3.4's limits).
+        if !outcome.applied.isEmpty || refusedCount == 0 || admitRefusalReply(to: uid) {
+            publishReport(outcome.report)
+        }
         if outcome.wakeRequested { runPower(power.wakeRequest(now: clock.nowMs())) }
     }
 

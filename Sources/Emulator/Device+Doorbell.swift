@@ -52,7 +52,7 @@ extension Device {
         log.log(refused ? .debug : .info, "<- video_doorbell \(message.event.rawValue)", device: devId,
                 fields: [("call", message.eData), ("user", message.uid ?? "")])
         emit(.receivedDoorbell(message))
-        run(effects, quiet: refused)
+        run(limitRefusalReplies(effects), quiet: refused)
     }
 
     /// PROTOCOL.md 8.1: "Device -> out topic, once per press ... Right after it the device reports

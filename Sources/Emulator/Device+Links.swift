@@ -197,6 +197,7 @@ extension Device {
         log.log(.warning, "-> disconnect (\(what))", device: devId,
                 fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
         emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
+        guard admitRefusalReply(to: h.from) else { return }  // PROTOCOL.md 3.4's reply limits
         var reply = h.reply()
         reply.from = devId
         let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: closeReason)))

@@ -50,7 +50,10 @@ extension Device {
     private func refuseStreamControl(_ message: StreamControlMessage, why: String) {
         doorbellCounters.streamControlRefusals += 1
         refuse("refused 312 \(message.type.rawValue) from '\(message.header.from)': \(why)", kind: .streamControl)
-        if message.cmdValue != nil { replyStreamControl(message, resCode: StreamControlMessage.refused) }
+        // PROTOCOL.md 3.4's reply limits apply to the -1 reply.
+        if message.cmdValue != nil, admitRefusalReply(to: message.header.from) {
+            replyStreamControl(message, resCode: StreamControlMessage.refused)
+        }
     }
 
     private func replyStreamControl(_ message: StreamControlMessage, resCode: Int64) {

@@ -71,6 +71,9 @@ public actor Device {
     var linkPumps: [String: Task<Void, Never>] = [:]
     /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
     public nonisolated let refusals = RefusalLog()
+    /// PROTOCOL.md 3.4: replies to refused messages, at most 5 a second per sender and 50 per
+    /// device (issue 23; `Device+RefusalReplies`).
+    var refusalReplies = RefusalReplyLimiter()
     /// The fewest P2P links a device keeps at once, whatever its live-view limit **[ours]**.
     public static let maxLinks = 8
 
@@ -397,7 +400,7 @@ public actor Device {
             let refused = effects.contains { if case .refused = $0 { true } else { false } }
             log.callEvent(.inbound, message, device: devId, level: refused ? .debug : .info)
             emit(.received(message))
-            run(effects, quiet: refused)
+            run(limitRefusalReplies(effects), quiet: refused)
         case .abilityQuery(let query):
             log.log(.info, "<- ability_query", device: devId, fields: [("from", query.curId), ("reqId", query.reqId)])
             publish(profile.meta.answering(query).envelope(t: clock.nowSeconds()), what: "ability")

@@ -80,6 +80,9 @@ public final class ControlMetrics: @unchecked Sendable {
         public var fps: Double = 0
         /// Refused messages by kind (`RefusalLog.Kind`), issue 10.
         public var refusals: [String: Int] = [:]
+        /// Replies to refused messages dropped by PROTOCOL.md 3.4's limits, by scope
+        /// (`RefusalReplyLimiter.Scope`: sender, device), issue 23.
+        public var refusalRepliesDropped: [String: Int] = [:]
         /// Journal lines that could not be written whole (disk full...), issue 10.
         public var journalWriteFailures = 0
         /// False while the camera's capture last reported no video (a camera unplugged), issue 10.
@@ -122,6 +125,7 @@ public final class ControlMetrics: @unchecked Sendable {
             sum.framesReceived += d.framesReceived
             sum.fps += d.fps
             for (kind, count) in d.refusals { sum.refusals[kind, default: 0] += count }
+            for (scope, count) in d.refusalRepliesDropped { sum.refusalRepliesDropped[scope, default: 0] += count }
             sum.journalWriteFailures += d.journalWriteFailures
             sum.linksUp += d.linksUp
             sum.connected += d.connected
@@ -161,6 +165,9 @@ public final class ControlMetrics: @unchecked Sendable {
         feed(.framesReceived, l, d.framesReceived)
         feed(.reconnects, l, d.mqttReconnects)
         for (kind, count) in d.refusals { feed(.refused, l + [("kind", kind)], count) }
+        for scope in RefusalReplyLimiter.Scope.allCases.map(\.rawValue) {
+            feed(.refusalRepliesDropped, l + [("scope", scope)], d.refusalRepliesDropped[scope] ?? 0)
+        }
         feed(.journalWriteFailures, l, d.journalWriteFailures)
         gauge(.cameraUp, l).set(Double(d.camerasUp ?? (d.cameraUp ? 1 : 0)))
         feed(.cameraLosses, l, d.cameraLosses)
@@ -244,6 +251,8 @@ public final class ControlMetrics: @unchecked Sendable {
         static let reconnects = Family(name: "mqtt_reconnects", unit: "total", help: "MQTT connections accepted after the first one.")
         static let refused = Family(name: "refused_messages", unit: "total",
                                     help: "Messages refused (logged and dropped, or answered with a refusal), by kind.")
+        static let refusalRepliesDropped = Family(name: "refusal_replies_dropped", unit: "total",
+                                                  help: "Replies to refused messages not sent (PROTOCOL.md 3.4: over 5 a second per sender or 50 a second per device), by the limit that dropped them.")
         static let journalWriteFailures = Family(name: "journal_write_failures", unit: "total",
                                                  help: "Journal lines that could not be written whole (disk full...).")
         static let cameraUp = Family(name: "camera_up", unit: "",
