@@ -31,8 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-        // The control API is generated from Sources/ControlAPI/openapi.yaml (docs/control.md).
-        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.0"),
+        // The control API's code is generated from Sources/ControlAPISpec/openapi.yaml by
+        // scripts/generate-openapi.sh and committed (docs/building.md): no generator in the build.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
@@ -185,17 +185,17 @@ let package = Package(
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
             ]
         ),
-        // The control API spec first (docs/control.md): openapi.yaml, and what swift-openapi-generator's
-        // build plugin makes of it (types, server protocol, client; package access). The YAML is also
+        // The control API spec first (docs/control.md): openapi.yaml, and what swift-openapi-generator
+        // makes of it (types, server protocol, client; package access) in Generated/, made by
+        // scripts/generate-openapi.sh (its --check in CI fails when they differ). The YAML is also
         // embedded, to be served at /openapi.yaml (the binary alone is installed, no resource bundle).
-        // Not a dependency of IPCEmuTesting: other packages' tests never build the generator.
         .target(
             name: "ControlAPISpec",
             dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
-            resources: [.embedInCode("openapi.yaml")],
-            // The generator's output (under .build/plugins/outputs) is not ours: scripts/test.sh
-            // leaves its warnings (unused imports in files of empty namespaces) out of the check.
-            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+            // The generator's output (Generated/) is not ours: scripts/test.sh leaves its warnings
+            // (unused imports in files of empty namespaces) out of the check.
+            exclude: ["openapi-generator-config.yaml"],
+            resources: [.embedInCode("openapi.yaml")]
         ),
         // MARK: Scenarios: scripted QA campaigns (schema, runner, JUnit and HTML reports).
         .target(
@@ -290,15 +290,8 @@ let package = Package(
 // while it builds them into their own scratch path (.build-fuzz) with -sanitize=fuzzer. A normal
 // `swift build` or `swift test` never sees them.
 if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
-    // SwiftPM builds every build-tool plugin of the graph before any product, and would build the
-    // OpenAPI generator with -sanitize=fuzzer (which cannot link): the plugin is never used here.
-    // Only the control-body target needs the generated code: for it (IPCEMU_FUZZ_CONTROL=1)
-    // scripts/fuzz.sh runs the generator's CLI from a normal build first and puts its output, with
-    // openapi.yaml and OpenAPISpec.swift, in Fuzz/.generated/ControlAPISpec (not in git).
-    for target in package.targets where target.name == "ControlAPISpec" {
-        target.plugins = []
-        if ProcessInfo.processInfo.environment["IPCEMU_FUZZ_CONTROL"] == "1" { target.path = "Fuzz/.generated/ControlAPISpec" }
-    }
+    // The control API's generated code is committed (Sources/ControlAPISpec/Generated): the
+    // control-body target builds it like any other source.
     package.targets += [
         .target(name: "CFuzzer", path: "Fuzz/Sources/CFuzzer"),
         .executableTarget(name: "FuzzWire", dependencies: ["CFuzzer", "IPCWire"], path: "Fuzz/Sources/FuzzWire"),
@@ -316,7 +309,7 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
 // package shrinks to the media and call stack (wire, engine, runtime, transport, camera, link, device,
 // app and their tests): the control plane (ControlAPI and its generated spec, the metrics, the journal,
 // scenarios, the `ipcemu` command) and its heavy dependencies (Hummingbird, AsyncHTTPClient with
-// BoringSSL, OpenAPIKit and the generator plugin) are left out, with the tests that need them. A normal
+// BoringSSL) are left out, with the tests that need them. A normal
 // `swift build` or `swift test` never sees this.
 if ProcessInfo.processInfo.environment["IPCEMU_SANITIZE"] == "1" {
     let controlPlane: Set<String> = [
