@@ -109,6 +109,9 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
                 if let e = online.error { r.shortage = (r.shortage.map { $0 + "; " } ?? "") + e }
                 r.failures += online.failures ?? []
             }
+            for w in workers where w.unreadableLines > 0 {
+                r.failures.append("worker for devices \(w.block) printed \(w.unreadableLines) lines that were not fleet lines (each logged with the field that was wrong)")
+            }
             return r
         }
         let pids = lock.withLock { workers.map { $0.process.processIdentifier } }
