@@ -29,6 +29,11 @@ public actor DeviceRegistry {
 
     public func setFleet(_ fleet: Fleet) { self.fleet = fleet }
 
+    /// The cloud join this process runs (`GET /api/cloud`), if any.
+    public private(set) var cloud: CloudConsoleSource?
+
+    public func setCloud(_ source: @escaping CloudConsoleSource) { cloud = source }
+
     /// Registers a device (already started or not) and starts observing it.
     @discardableResult
     public func add(_ device: Device) async throws(ControlError) -> ControlledDevice {
@@ -47,6 +52,22 @@ public actor DeviceRegistry {
         monitor.media = device.mediaStore
         entry.monitorTask = Task { await monitor.run(events) }
         return entry
+    }
+
+    /// Unregisters a device that stopped (a cloud device whose link went down is made anew at the
+    /// next join): its monitor ends once the device's events end; its journal file is closed.
+    public func remove(_ devId: String) async {
+        guard let entry = entries.removeValue(forKey: devId) else { return }
+        order.removeAll { $0 == devId }
+        // The last events (the offline status, an ended call) reach the journal; at most 2 s.
+        let monitor = entry.monitorTask
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(2))
+            monitor?.cancel()
+        }
+        await monitor?.value
+        timer.cancel()
+        await entry.journal.closeFile()
     }
 
     public func device(_ devId: String) -> ControlledDevice? { entries[devId] }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CallRuntime
 import CloudLink
+import ControlAPI
 import DeviceProfile
 import Emulator
 import Foundation
@@ -109,9 +110,6 @@ extension RunCommand {
         let log = logOptions.makeLog()
         for warning in profile.warnings { log.log(.warning, "profile: \(warning)") }
         if broker != nil { log.log(.warning, "--broker is ignored with --cloud: the cloud names its broker") }
-        if controlOptions.control != nil {
-            log.log(.warning, "--control is not served with --cloud yet: the device runs without the control API")
-        }
         try StartupChecks.camera(of: profile)
 
         let licence = try cloudOptions.licence(profile: profile.cloud)
@@ -139,11 +137,19 @@ extension RunCommand {
             ("stateFile", stateStore.path),
         ])
 
+        // --control: the API and console are up before the join starts (the pairing QR code is
+        // shown there too); the device is registered at each join.
+        let record = CloudConsoleRecord(uuid: licence.uuid, productKey: licence.productKey, iotdns: "\(server.host):\(server.port)")
+        let control = try await CloudControl.start(controlOptions, record: record, runner: runner, log: log)
+
         MediaPreparation.enable()
         MediaPreparation.setProcessLiveViewLimit(maxLiveView)
-        let session = CloudDeviceSession(profile: profile, productKey: licence.productKey, log: log)
+        let session = CloudDeviceSession(profile: profile, productKey: licence.productKey, log: log, registry: control?.registry)
         let pump = Task {
-            for await event in runner.events { await session.handle(event) }
+            for await event in runner.events {
+                record.note(event)
+                await session.handle(event)
+            }
         }
         await runner.start()
         let signal = await waitForTerminationSignal(exitDeadline: seconds(shutdownDeadline))
@@ -151,6 +157,7 @@ extension RunCommand {
         await session.stop()
         await runner.stop()
         pump.cancel()
+        await control?.stop()
     }
 }
 
@@ -159,13 +166,24 @@ actor CloudDeviceSession {
     let profile: DeviceProfile
     let productKey: String
     let log: EventLog
+    /// The control API's registry (`--control`, `--journal`): the device is in it while it runs.
+    let registry: DeviceRegistry?
     private var device: Device?
     private var stopped = false
 
-    init(profile: DeviceProfile, productKey: String, log: EventLog) {
+    init(profile: DeviceProfile, productKey: String, log: EventLog, registry: DeviceRegistry? = nil) {
         self.profile = profile
         self.productKey = productKey
         self.log = log
+        self.registry = registry
+    }
+
+    /// Stops the running device and takes it out of the registry.
+    private func stopDevice() async {
+        guard let running = device else { return }
+        device = nil
+        await running.stop()
+        await registry?.remove(running.devId)
     }
 
     func handle(_ event: CloudRunnerEvent) async {
@@ -177,13 +195,17 @@ actor CloudDeviceSession {
             log.log(.info, "cloud: paired")
         case .joined(let identity, let link, _):
             guard !stopped else { return }
-            await device?.stop()
+            await stopDevice()
             let cloudProfile = profile.onCloud(identity, productKey: productKey)
             do {
                 // DP reports matched to the product's schema (issue 21); pv2.2 as the SDK writes it.
                 let schema = identity.dataPoints.isEmpty ? nil : Set(identity.dataPoints.map(\.id))
                 let device = try Device(profile: cloudProfile, transport: link, log: log,
                                         cloud: DeviceCloudOptions(schemaDataPoints: schema))
+                // Registered before it starts, so the journal and the console miss no event.
+                do { try await registry?.add(device) } catch {
+                    log.log(.warning, "cloud: the control API cannot show the device: \(error.message)")
+                }
                 try await device.start()
                 self.device = device
                 log.log(.info, "cloud: the device is online on the cloud", fields: [
@@ -191,12 +213,12 @@ actor CloudDeviceSession {
                     ("schemaDPs", "\(identity.dataPoints.count)"),
                 ])
             } catch {
+                await registry?.remove(identity.devId)
                 log.log(.error, "cloud: cannot run the device on the cloud link: \(error)")
             }
         case .left(let why):
             log.log(.warning, "cloud: device link down: \(why)")
-            await device?.stop()
-            device = nil
+            await stopDevice()
         case .log(let level, let text):
             log.log(LogLevel(rawValue: level.rawValue) ?? .info, "cloud: " + text)
         }
@@ -204,7 +226,6 @@ actor CloudDeviceSession {
 
     func stop() async {
         stopped = true
-        await device?.stop()
-        device = nil
+        await stopDevice()
     }
 }

@@ -52,12 +52,14 @@ enum ConsolePage {
   table.dps td { padding:1px 6px; border-bottom:1px solid #eef0f4; word-break:break-all; }
   table.dps td:first-child { color:var(--muted); white-space:nowrap; }
   .pill.asleep { background:#e6e0f8; color:#5b3cc4; } .pill.waking { background:#fff0d6; color:var(--warn); }
+\#(ConsoleCloudPanel.style)
 </style>
 </head>
 <body>
 <header><h1>ipcemu console</h1><span class="live" id="live">connecting…</span></header>
 <main>
   <section>
+    <div id="cloud" class="card" hidden></div>
     <div id="devices"></div>
     <div class="card"><h2>Events</h2><div id="log"></div></div>
   </section>
@@ -371,6 +373,7 @@ function connectEvents() {
 
 refresh();
 connectEvents();
+\#(ConsoleCloudPanel.script)
 </script>
 </body>
 </html>
