@@ -42,7 +42,9 @@ public actor AppUser {
     private var pumps: [Task<Void, Never>] = []
     var random = SystemRandomNumberGenerator()
     var ended: [CallRecord] = []
-    private var videoLinks: [String: AppVideoLink] = [:]
+    var videoLinks: [String: AppVideoLink] = [:]
+    /// Links made while their call rings, waiting for the answer (AppUser+PreparedVideo.swift).
+    var preparedVideo: [String: PreparedVideoLink] = [:]
     /// PROTOCOL.md 4, app side: the device's answer, candidates and disconnect count only from the
     /// device the link was opened to (sans-IO, CallEngine).
     private var linkRules = P2PLinkRules(app: ())
@@ -119,6 +121,7 @@ public actor AppUser {
         run(host.shutdown())
         runDoorbell(doorbellHost.shutdown())
         for sessionId in Array(videoLinks.keys) { closeVideo(sessionId: sessionId) }
+        for sessionId in Array(preparedVideo.keys) { discardPreparedVideo(sessionId: sessionId, why: "the app stopped") }
         _ = await client.disconnectAndWait(timeout: .seconds(1))
         client.close()
         for pump in pumps { pump.cancel() }
@@ -249,8 +252,13 @@ public actor AppUser {
         guard let channel = devices[target] else { throw .unknownDevice(target) }
         closeVideo(sessionId: sid)
         disconnects[sid] = nil
-        let link = AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
-                                saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc, ice: ice)
+        // A link prepared while the call rang (AppUser+PreparedVideo.swift) only sends its offer.
+        let shape = VideoLinkShape(devId: target, sendVideo: sendVideo, saveFramesTo: saveFramesTo, decodes: decodes,
+                                   hevc: hevc, ice: ice)
+        let prepared = takePreparedVideo(sessionId: sid, shape: shape)
+        prepared?.callAnswered(at: answeredAt[sid])
+        let link = prepared ?? AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
+                                            saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc, ice: ice)
         videoLinks[sid] = link
         linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
@@ -260,6 +268,7 @@ public actor AppUser {
                 await self?.videoSignalled(signal, link: link, auth: authValue, streamType: streamType)
             }
         }
+        if prepared != nil { return sid }
         do {
             try link.offerer.start()
         } catch {
@@ -313,6 +322,7 @@ public actor AppUser {
         switch signal {
         case .offer(let sdp):
             let offer = SignalOffer(sdp: sdp, streamType: streamType, auth: auth, iceServers: link.ice.servers)
+            link.offerSent()
             try? publish(SignalMessage(header: header, body: .offer(offer)).envelope(t: clock.nowSeconds()), to: link.devId)
         case .candidate(let line, let index):
             let c = IPCWire.ICECandidate(candidate: line, sdpMLineIndex: index)
@@ -451,6 +461,7 @@ public actor AppUser {
             case .closeMediaLink(let sessionId):
                 closeVideo(sessionId: sessionId)
             case .callEnded(let record):
+                discardPreparedVideo(sessionId: record.sessionId, why: "the call ended (\(record.outcome.rawValue))")
                 ended.append(record)
                 emit(.callEnded(record))
             case .refused(let m, let why):

@@ -1,6 +1,8 @@
 import Camera
+import Dispatch
 import Foundation
 import IPCWire
+import Synchronization
 import WebRTCLink
 
 /// The app's side of one P2P link (PROTOCOL.md 4): a webrtcbin offerer that receives the device's
@@ -45,8 +47,10 @@ final class AppVideoLink: Sendable {
         steps.record(\.opened)
         self.steps = steps
         let saver = saveFramesTo.map { FrameSaver(directory: $0) }
+        measured.setAnsweredAt(answeredAt)
+        if let answeredAt { steps.set(\.callAnswered, to: answeredAt) }
         let onFrame: @Sendable (DecodedVideoFrame) -> Void = { frame in
-            measured.add(frame, answeredAt: answeredAt)
+            measured.add(frame)
             saver?.save(frame)
         }
         let receiver = wantsHEVC ? AppHEVCReceiver(onFrame: onFrame) : nil
@@ -101,31 +105,88 @@ final class AppVideoLink: Sendable {
     /// The ICE candidate pair the link's media uses (nil until one is selected).
     var selectedCandidatePair: ICECandidatePair? { offerer.selectedCandidatePair }
 
+    /// The call was answered at `date`: answer -> first frame counts from it (a link prepared while
+    /// the call rang learns it when it is put to use).
+    func callAnswered(at date: Date?) {
+        measured.setAnsweredAt(date)
+        if let date { steps.set(\.callAnswered, to: date) }
+    }
+
+    /// The offer went to the device now.
+    func offerSent() { steps.record(\.offerSent) }
+
+    // MARK: Starting
+
+    /// Whether a start on a background thread is running, and whether `close()` came meanwhile.
+    private let background = Mutex(BackgroundStart.none)
+
+    private enum BackgroundStart {
+        case none
+        case running(closeRequested: Bool)
+        case finished
+    }
+
+    /// Starts the pipeline on a background thread (in a fresh process the first one takes hundreds
+    /// of ms: a link prepared while the call rings must not hold the app's actor that long), then
+    /// calls `done` with the error, if any. A `close()` that comes meanwhile waits for the start to
+    /// end, then stops everything: no pipeline is left running.
+    func startInBackground(_ done: @escaping @Sendable (WebRTCLinkError?) -> Void) {
+        background.withLock { $0 = .running(closeRequested: false) }
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            var failure: WebRTCLinkError?
+            do throws(WebRTCLinkError) {
+                try offerer.start()
+            } catch {
+                failure = error
+            }
+            let closeNow = background.withLock { state -> Bool in
+                defer { state = .finished }
+                if case .running(closeRequested: true) = state { return true }
+                return false
+            }
+            if closeNow { offerer.close() }
+            done(failure)
+        }
+    }
+
+    /// The pipeline's start ran and ended (at once for a link started in the caller's thread).
+    var startFinished: Bool {
+        background.withLock { state in
+            switch state {
+            case .none, .finished: true
+            case .running: false
+            }
+        }
+    }
+
     func close() {
         pattern?.stop()
-        offerer.close()
+        let startRunning = background.withLock { state -> Bool in
+            guard case .running = state else { return false }
+            state = .running(closeRequested: true)
+            return true
+        }
+        // A start still building the pipeline closes it when it ends (startInBackground).
+        if !startRunning { offerer.close() }
         hevc?.close()
         continuation.finish()
     }
 }
 
 /// Video stats behind a lock: frames arrive on a GStreamer thread.
-final class LockedStats: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stats = VideoStats()
+final class LockedStats: Sendable {
+    private let state = Mutex((stats: VideoStats(), answeredAt: Date?.none))
 
-    func add(_ frame: DecodedVideoFrame, answeredAt: Date?) {
-        lock.lock()
-        defer { lock.unlock() }
-        stats.add(luma: frame.luma, width: frame.width, height: frame.height, stride: frame.stride,
-                  arrivalUnixNanos: frame.arrivalUnixNanos, answeredAt: answeredAt)
+    func setAnsweredAt(_ date: Date?) { state.withLock { $0.answeredAt = date } }
+
+    func add(_ frame: DecodedVideoFrame) {
+        state.withLock { s in
+            s.stats.add(luma: frame.luma, width: frame.width, height: frame.height, stride: frame.stride,
+                        arrivalUnixNanos: frame.arrivalUnixNanos, answeredAt: s.answeredAt)
+        }
     }
 
-    var snapshot: VideoStats {
-        lock.lock()
-        defer { lock.unlock() }
-        return stats
-    }
+    var snapshot: VideoStats { state.withLock { $0.stats } }
 }
 
 /// Writes decoded frames' luma planes as PGM images (`--save-frames DIR`).

@@ -5,12 +5,24 @@ import Foundation
 public struct LinkTimeline: Sendable, Equatable {
     /// The app's link was created (its pipeline built and started).
     public var opened: Date?
-    /// webrtcbin made the offer (set as the local description); it goes out at once.
+    /// webrtcbin made the offer (set as the local description). A link opened after the answer
+    /// sends it at once; one prepared while the call rang holds it until the answer.
     public var offerMade: Date?
+    /// The call's 308 `answer` came (answer -> first frame counts from here; nil for live view).
+    public var callAnswered: Date?
+    /// The offer went to the device.
+    public var offerSent: Date?
     /// The device's 302 `answer` came.
     public var answerReceived: Date?
     /// The peer connection (ICE and DTLS) reported connected.
     public var connected: Date?
+
+    /// The link was made and its offer ready before the call was answered (prepared while it rang):
+    /// from the answer on, only the offer/answer exchange and the connection remained.
+    public var preparedBeforeAnswer: Bool {
+        guard let offerMade, let callAnswered else { return false }
+        return offerMade <= callAnswered
+    }
 
     public init() {}
 }
@@ -24,6 +36,11 @@ final class LockedTimeline: @unchecked Sendable {
     func record(_ step: WritableKeyPath<LinkTimeline, Date?>) {
         let now = Date()
         lock.withLock { if timeline[keyPath: step] == nil { timeline[keyPath: step] = now } }
+    }
+
+    /// Sets a step to a time taken elsewhere (the answer, which comes before the link is used).
+    func set(_ step: WritableKeyPath<LinkTimeline, Date?>, to date: Date) {
+        lock.withLock { timeline[keyPath: step] = date }
     }
 
     var snapshot: LinkTimeline { lock.withLock { timeline } }
