@@ -171,6 +171,10 @@ extension AppCommand {
         func run() async throws {
             let hbMs = Int64(heartbeatInterval * 1000)
             let ice = try iceConfiguration()
+            // GStreamer's plugins and the DTLS certificate load while the broker connects (a few
+            // hundred ms in a fresh process), off the answer -> first frame path (docs/webrtc.md).
+            if wantsVideo { DispatchQueue.global(qos: .userInitiated).async { GStreamerRuntime.preloadPlugins() } }
+            let sendFormat = sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil
             let app = try await connection.makeApp(config: AppEngineConfig(
                 userId: connection.user, heartbeatIntervalMs: hbMs, heartbeatTimeoutMs: hbMs * 3))
             let address = try connection.address(devId: devId)
@@ -179,8 +183,13 @@ extension AppCommand {
             let printer = EventPrinter()
             let extra = CallExtra(channelType: channelType.channelType.rawValue)
             do {
-                try await app.startCall(devId: devId, timeoutSeconds: timeout,
-                                        callType: callType.callType, extra: extra)
+                let sessionId = try await app.startCall(devId: devId, timeoutSeconds: timeout,
+                                                        callType: callType.callType, extra: extra)
+                // While it rings, the link is built and its offer made; the answer only sends it.
+                if wantsVideo {
+                    try await app.prepareVideo(sessionId: sessionId, devId: devId, sendVideo: sendFormat,
+                                               saveFramesTo: saveFrames, hevc: hevc, ice: ice)
+                }
             } catch {
                 note("ipcemu app call: \(error)")
                 await app.stop()
@@ -207,10 +216,10 @@ extension AppCommand {
                         if wantsVideo {
                             do {
                                 let sid = try await app.openVideo(
-                                    streamType: stream.streamType,
-                                    sendVideo: sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil,
-                                    saveFramesTo: saveFrames, hevc: hevc, ice: ice)
+                                    streamType: stream.streamType, sendVideo: sendFormat, saveFramesTo: saveFrames,
+                                    hevc: hevc, ice: ice)
                                 videoSession = sid
+                                if let steps = await app.videoLinkTimeline(sessionId: sid) { say(Self.preparation(steps)) }
                                 if let switchAfter {
                                     let first = stream.other.streamType
                                     Task { await Self.switchStreams(app: app, sessionId: sid, devId: devId, first: first, every: switchAfter) }
@@ -249,6 +258,9 @@ extension AppCommand {
             }
             interrupt.cancel()
             videoReporter?.cancel()
+            if wantsVideo, !answered, let outcome {
+                say("           video: the link prepared while ringing is closed (call \(outcome.outcome.rawValue))")
+            }
             if let videoSession {
                 let stats = await app.videoStats(sessionId: videoSession) ?? VideoStats()
                 say("video summary: \(stats.summary)")
@@ -258,6 +270,15 @@ extension AppCommand {
             let code = Self.exitCode(outcome, answered: answered, heardFromDevice: heardFromDevice)
             note("ipcemu app call: \(code.meaning)")
             if code != .answered { throw ExitCode(code.rawValue) }
+        }
+
+        /// Whether the link was ready when the answer came (prepared while the call rang).
+        static func preparation(_ steps: LinkTimeline) -> String {
+            if steps.preparedBeforeAnswer, let made = steps.offerMade, let answer = steps.callAnswered {
+                return String(format: "           video: link prepared while ringing (offer ready %.0f ms before the answer)",
+                              answer.timeIntervalSince(made) * 1000)
+            }
+            return "           video: link not ready at the answer (its offer was not made yet)"
         }
 
         /// `--switch-after`: to `first`, then back, each `every` seconds apart; reports the size the
