@@ -15,7 +15,7 @@ struct IPCEmu: AsyncParsableCommand {
             CamerasCommand.self, SnapshotCommand.self,
             PressCommand.self, AnswerCommand.self, RejectCommand.self, CancelCommand.self, HangUpCommand.self,
             StatusCommand.self, FaultsCommand.self, FleetFaultsCommand.self, EventsCommand.self, ScenarioCommand.self,
-            CloudCommand.self,
+            CloudCommand.self, SimulateCommand.self,
         ]
     )
 

@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import Simulation
+
+/// `--faults`: `all`, `none`, or a comma-separated list (loss,dup,reorder,delay,disconnect,
+/// partition,clockjump).
+struct FaultsOption: ExpressibleByArgument, Sendable {
+    let kinds: FaultKinds
+
+    init?(argument: String) {
+        guard case .success(let kinds) = FaultKinds.parse(argument) else { return nil }
+        self.kinds = kinds
+    }
+
+    init(_ kinds: FaultKinds) { self.kinds = kinds }
+
+    var defaultValueDescription: String { kinds.text }
+
+    static var allValueStrings: [String] { ["all", "none"] + FaultKinds.names.map(\.0) }
+}
+
+/// `ipcemu simulate`: the deterministic simulation of the whole call system (docs/simulation.md).
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Runs devices, app users and a faulty broker on a simulated clock from one seed, checking the call invariants after every step.",
+        discussion: """
+        Every run is a function of its seed and options: a failure prints the seed and the shortest \
+        failing prefix, and `--replay` prints that run step by step. See docs/simulation.md.
+        """
+    )
+
+    @Option(help: "The seed (default: a fresh one, printed).")
+    var seed: UInt64?
+
+    @Option(help: "Calls to start.")
+    var calls: Int = 10_000
+
+    @Option(help: "Simulated devices (screen_ipc, ac_doorbell and doorbell kinds).")
+    var devices: Int = 100
+
+    @Option(help: "Simulated app users (households of about users/devices each).")
+    var users: Int = 300
+
+    @Option(help: "Faults to inject: all, none, or a comma-separated list of loss, dup, reorder, delay, disconnect, partition, clockjump.")
+    var faults: FaultsOption = FaultsOption(.all)
+
+    @Option(help: "Hostile senders flooding devices with messages to refuse (default: devices/100 + 1, at most 8).")
+    var hostile: Int?
+
+    @Option(help: "Stop after this many steps (a prefix of the run).")
+    var steps: Int?
+
+    @Flag(help: "Print the run step by step.")
+    var replay = false
+
+    @Flag(help: "On a violation, do not search for the smallest failing run.")
+    var noShrink = false
+
+    func validate() throws {
+        guard calls >= 0 else { throw ValidationError("--calls must be 0 or more") }
+        guard devices >= 1, devices <= 1_000_000 else { throw ValidationError("--devices must be 1...1000000") }
+        guard users >= 1, users <= 3_000_000 else { throw ValidationError("--users must be 1...3000000") }
+        if let hostile, hostile < 0 || hostile > 1000 { throw ValidationError("--hostile must be 0...1000") }
+        if let steps, steps < 1 { throw ValidationError("--steps must be 1 or more") }
+    }
+
+    func run() throws {
+        let seed = self.seed ?? UInt64.random(in: 0...UInt64.max)
+        let config = SimulationConfig(seed: seed, calls: calls, devices: devices, users: users, faults: faults.kinds,
+                                      maxSteps: steps, hostileSenders: hostile, trace: replay)
+        print("simulate: \(config.replayArguments)")
+        let clock = ContinuousClock()
+        let started = clock.now
+        let trace: ((String) -> Void)? = replay ? { print($0) } : nil
+        let report = Simulator(config: config, trace: trace).run()
+        let wall = clock.now - started
+        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        printReport(report, wallSeconds: seconds)
+        print("seed: \(seed)")
+        guard let violation = report.violations.first else { return }
+        print("FAILED: \(violation)")
+        if !noShrink, !replay {
+            print("shrinking ...")
+            if let shrunk = Shrinker.shrink(config, run: { Simulator(config: $0).run() }) {
+                print("smallest failing run (\(shrunk.runs) runs): \(shrunk.violation)")
+                print("replay: ipcemu simulate \(shrunk.config.replayArguments) --replay")
+            }
+        }
+        throw ExitCode.failure
+    }
+
+    private func printReport(_ r: SimulationReport, wallSeconds: Double) {
+        let perSecond = wallSeconds > 0 ? Double(r.callsStarted) / wallSeconds : 0
+        print("calls: \(r.callsStarted) started, \(r.callsCompleted) ended on every side, \(r.startsRefused) starts refused (caller busy)")
+        print("steps: \(r.steps), simulated \(String(format: "%.1f", Double(r.simulatedMs) / 3_600_000)) h, messages published \(r.published), delivered \(r.delivered)")
+        print("wall time: \(String(format: "%.2f", wallSeconds)) s, \(String(format: "%.0f", perSecond)) calls per second")
+        print("faults injected: " + r.faults.lines.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
+        print("hostile: \(r.hostileMessages) messages, \(r.decodeRefusals) undecodable, \(r.engineRefusals) refused by engines, refusal replies \(r.refusalRepliesSent) sent / \(r.refusalRepliesDropped) dropped by the limiter, \(r.offersRefused) offers refused")
+        print("checked: \(r.pairsChecked) outcome pairs of clean calls, \(r.faultedCalls) calls touched by a fault\(r.drained ? ", drained" : ", stopped early")")
+        print("trace hash: \(String(r.traceHash, radix: 16))")
+        print("invariant violations: \(r.violations.count)")
+    }
+}
