@@ -3,6 +3,7 @@ import CallRuntime
 import ControlAPI
 import Emulator
 import MQTTTransport
+import Synchronization
 
 /// `ipcemu run`'s control options: the HTTP API + console (`--control`), its token, the journal.
 struct ControlOptions: ParsableArguments {
@@ -48,12 +49,15 @@ struct ControlOptions: ParsableArguments {
 
 /// What `ControlOptions.attach` set up; `serve` starts the server and console phone (with
 /// --control), `stop` ends everything in order.
-final class RunningControl: @unchecked Sendable {
+final class RunningControl: Sendable {
     let options: ControlOptions
     let device: Device
     let registry: DeviceRegistry
-    private(set) var server: ControlServer?
-    private(set) var phone: ConsolePhone?
+    /// What `serve` started (nil before, and without --control).
+    private let started = Mutex<(server: ControlServer?, phone: ConsolePhone?)>((nil, nil))
+
+    var server: ControlServer? { started.withLock { $0.server } }
+    var phone: ConsolePhone? { started.withLock { $0.phone } }
 
     init(options: ControlOptions, device: Device, registry: DeviceRegistry) {
         self.options = options
@@ -72,6 +76,7 @@ final class RunningControl: @unchecked Sendable {
         }
         var broker = broker
         broker.will = nil
+        var phone: ConsolePhone?
         if let user = options.consoleUser ?? device.profile.behaviour.household.first {
             do {
                 let p = try ConsolePhone(userId: user, connection: broker, hub: registry.hub, log: log)
@@ -84,11 +89,10 @@ final class RunningControl: @unchecked Sendable {
         do {
             let s = try ControlServer(configuration: configuration, registry: registry, phone: phone, log: log)
             try await s.start()
-            server = s
+            started.withLock { $0 = (s, phone) }
             say("  Control API and console: \(s.url)/   (metrics: \(s.url)/metrics)")
         } catch {
             await phone?.stop()
-            phone = nil
             throw ValidationError("--control: \(error.message)")
         }
     }

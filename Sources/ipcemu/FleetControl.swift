@@ -5,6 +5,7 @@ import Emulator
 import IPCWire
 import MQTTTransport
 import ControlAPISpec
+import Synchronization
 
 extension ControlOptions {
     /// The control plane of a fleet process: every device in one registry (every per-device route
@@ -26,11 +27,14 @@ extension ControlOptions {
 }
 
 /// The fleet's registry and server; devices are registered as soon as the fleet has made them.
-final class RunningFleetControl: @unchecked Sendable {
+final class RunningFleetControl: Sendable {
     let options: ControlOptions
     let fleet: Fleet
     let registry: DeviceRegistry
-    private(set) var server: ControlServer?
+    /// The server `serve` started (nil before, and without --control).
+    private let started = Mutex<ControlServer?>(nil)
+
+    var server: ControlServer? { started.withLock { $0 } }
 
     init(options: ControlOptions, fleet: Fleet, registry: DeviceRegistry) {
         self.options = options
@@ -53,7 +57,7 @@ final class RunningFleetControl: @unchecked Sendable {
         do {
             let s = try ControlServer(configuration: configuration, registry: registry, phone: nil, log: log)
             try await s.start()
-            server = s
+            started.withLock { $0 = s }
             output.note("control API and console at \(s.url)/ (metrics: \(s.url)/metrics)")
         } catch {
             throw ValidationError("--control: \(error.message)")
