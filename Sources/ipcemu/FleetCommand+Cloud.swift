@@ -4,6 +4,7 @@ import CloudLink
 import DeviceProfile
 import Emulator
 import Foundation
+import MQTTTransport
 import TuyaCloud
 
 /// The options of `ipcemu fleet` for a fleet on a cloud (issue 21 item 5, docs/tuya-cloud.md
@@ -62,20 +63,23 @@ struct CloudFleetOptions: ParsableArguments {
 extension FleetCommand {
     /// `ipcemu fleet --cloud tuya --licences FILE.csv`: one `CloudJoinRunner` + `Device` per
     /// licence (`CloudFleet`), the joins paced over all devices; progress while they join, a summary
-    /// at the end.
+    /// at the end. `--shard i/N` keeps block i of N of the licence rows (as a broker fleet's
+    /// positions); when this process cannot hold them all, worker processes hold the other blocks
+    /// (`CloudFleetSupervisor`, the same block arithmetic as `FleetSupervisor`), each with its own
+    /// runners and state folders, and --activations-per-second divided among the processes.
     func runOnCloud(_ kind: CloudKind) async throws {
         guard profiles.count == 1, let spec = profiles.first else {
             throw ValidationError("--cloud takes one --profile FILE: every licence runs that profile")
         }
-        if count != nil || shard != nil || block != nil {
-            throw ValidationError("--count, --shard and --block do not apply with --cloud: the fleet is one device per licence")
+        if count != nil {
+            throw ValidationError("--count does not apply with --cloud: the fleet is one device per licence")
         }
         let file = spec.lastIndex(of: ":").flatMap { Int(spec[spec.index(after: $0)...]) != nil ? String(spec[..<$0]) : nil } ?? spec
         let template = try loadProfile(file)
         let log = makeLog()
         let output = FleetOutput(json: json)
         for warning in template.warnings { log.log(.warning, "profile: \(warning)") }
-        if broker != nil { output.note("--broker is ignored with --cloud: the cloud names its broker") }
+        if broker != nil { output.cloudNote("--broker is ignored with --cloud: the cloud names its broker") }
         try StartupChecks.camera(of: template)
 
         guard let productKey = cloudOptions.productKey ?? template.cloud?.productKey else {
@@ -104,172 +108,122 @@ extension FleetCommand {
         }
         server.caDER = iotdnsCA
 
+        // The rows this process and its workers hold, and how many processes that takes. A cloud
+        // device holds its MQTT link and, while joining, an HTTPS connection: two descriptors.
+        let positions = try licenceRows(of: licences.count)
+        let budget = DescriptorBudget.raiseToHardLimit()
+        let capacity = min(maxDevicesPerProcess ?? Int.max, max(1, budget.clientsThatFit / 2))
+        let supervised = block == nil && positions.count > capacity
+        let blocks = supervised ? FleetSupervisor.blocks(positions, capacity: capacity) : [positions]
+        let own = blocks[0]
+        // The cloud's join rate is the fleet's: each process takes its share.
+        let perSecond = block == nil ? cloudOptions.activationsPerSecond / Double(blocks.count) : cloudOptions.activationsPerSecond
+
         var profiles: [DeviceProfile] = []
-        for index in licences.indices {
-            var profile = template.isTemplate ? try instance(template, index: start + index) : template
+        for position in own {
+            var profile = template.isTemplate ? try instance(template, index: start + position) : template
             if let answer { profile.behaviour.answerPolicy = answer.policy }
             profiles.append(profile)
         }
-        let members = licences.map {
-            CloudFleet.Member(licence: $0, stateDirectory: cloudOptions.stateDirectory(uuid: $0.uuid, profile: template.cloud))
+        let members = own.map {
+            CloudFleet.Member(licence: licences[$0], stateDirectory: cloudOptions.stateDirectory(uuid: licences[$0].uuid, profile: template.cloud))
         }
         MediaPreparation.enable()
         let began = ContinuousClock.now
         let devices = CloudFleetDevices(profiles: profiles, members: members, productKey: productKey, log: log, output: output)
         let fleet = CloudFleet(configuration: .init(
             members: members, softwareVersion: cloudOptions.softwareVersion, iotdns: server, iotdnsCA: iotdnsCA,
-            skill: template.skill.jsonString, activationsPerSecond: cloudOptions.activationsPerSecond
+            skill: template.skill.jsonString, activationsPerSecond: perSecond
         ), paced: { index, purpose in
             guard members.indices.contains(index) else { return }
-            output.cloudPaced(uuid: members[index].licence.uuid, purpose: purpose, elapsed: ContinuousClock.now - began, log: log)
+            output.cloudPaced(uuid: members[index].licence.uuid, request: purpose.rawValue,
+                              seconds: FleetOutput.seconds(ContinuousClock.now - began), log: log)
         }) { index, event in
             await devices.handle(event, of: index)
         }
-        output.note(String(format: "cloud %@: %d licences of product %@, joins paced at %g per second, iotdns %@:%d",
-                           kind.rawValue, licences.count, productKey, cloudOptions.activationsPerSecond, server.host, server.port))
-        let progress = Task {
+        output.cloudNote(String(format: "cloud %@: %d licences of product %@, joins paced at %g per second, iotdns %@:%d",
+                                kind.rawValue, positions.count, productKey, cloudOptions.activationsPerSecond, server.host, server.port))
+        var supervisor: CloudFleetSupervisor?
+        if supervised {
+            output.cloudNote("\(positions.count) licences need \(blocks.count) processes (this one and \(blocks.count - 1) workers, at most \(blocks.map(\.count).max() ?? 0) devices each), \(String(format: "%g", perSecond)) join requests per second each")
+            let workers = CloudFleetSupervisor(blocks: Array(blocks.dropFirst()), output: output, log: log)
+            try workers.start { self.cloudWorkerArguments($0, perSecond: perSecond) }
+            supervisor = workers
+        }
+        let progress = Task { [supervisor] in
+            var last: CloudFleetCounts?
             var allJoined = false
-            for await counts in fleet.changes {
+            while !Task.isCancelled {
+                var counts = await fleet.counts() + (supervisor?.counts ?? CloudFleetCounts())
+                // Workers that have not reported yet: joining.
+                counts.joining += max(0, positions.count - counts.total)
+                counts.total = max(counts.total, positions.count)
                 let elapsed = ContinuousClock.now - began
-                output.cloudProgress(counts, elapsed: elapsed)
-                if counts.joined == counts.total, !allJoined {
+                if counts != last { output.cloudProgress(counts, elapsed: elapsed) }
+                last = counts
+                if counts.joined == counts.total, counts.total > 0, !allJoined {
                     allJoined = true
                     output.cloudOnline(counts, elapsed: elapsed, perSecond: cloudOptions.activationsPerSecond)
                 }
-                // At most a few lines a second, however large the fleet (the stream keeps the newest).
+                // At most five lines a second, however large the fleet.
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
         await fleet.start()
         let signal = await waitForTerminationSignal(exitDeadline: seconds(shutdownDeadline))
-        output.note("shutting down (\(signalName(signal))): publishing offline, closing the cloud links")
+        output.cloudNote("shutting down (\(signalName(signal))): publishing offline, closing the cloud links")
         let stopping = ContinuousClock.now
-        let counts = await fleet.counts()
-        let stopped = await devices.stop()
-        await fleet.stop()
         progress.cancel()
-        output.cloudSummary(counts, admitted: await fleet.pacer.admitted)
-        output.stopped(devices: stopped, took: ContinuousClock.now - stopping)
+        supervisor?.terminate()
+        var counts = await fleet.counts()
+        var stopped = await devices.stop()
+        await fleet.stop()
+        var admitted = await fleet.pacer.admitted
+        if let supervisor {
+            let workers = await supervisor.waitForExit()
+            counts = counts + workers.counts
+            stopped += workers.stopped
+            admitted += workers.pacedRequests
+        }
+        output.cloudSummary(counts, admitted: admitted)
+        output.cloudStopped(devices: stopped, took: ContinuousClock.now - stopping)
+    }
+
+    /// The licence rows this process holds: its --shard block of the file's rows, or the block its
+    /// supervisor gave it (--block LO:HI, rows of the whole file).
+    func licenceRows(of total: Int) throws -> Range<Int> {
+        do {
+            var rows = try (shard.map(FleetShard.parse) ?? .whole).block(of: total)
+            if let block {
+                let parts = block.split(separator: ":")
+                guard parts.count == 2, let lo = Int(parts[0]), let hi = Int(parts[1]), lo >= 0, lo <= hi, hi <= total else {
+                    throw ValidationError("--block must be LO:HI within 0:\(total), got '\(block)'")
+                }
+                rows = lo..<hi
+            }
+            return rows
+        } catch let error as FleetError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// A worker's command line: the same fleet, its block of rows, its share of the join rate.
+    func cloudWorkerArguments(_ block: Range<Int>, perSecond: Double) -> [String] {
+        var args = ["fleet"] + profiles.flatMap { ["--profile", $0] }
+        args += ["--cloud", cloudOptions.cloud?.rawValue ?? "tuya", "--licences", cloudOptions.licences ?? "",
+                 "--block", "\(block.lowerBound):\(block.upperBound)", "--start", String(start),
+                 "--activations-per-second", String(perSecond), "--software-version", cloudOptions.softwareVersion,
+                 "--json", "--log-format", logFormat.rawValue, "--log-level", logLevel.rawValue,
+                 "--shutdown-deadline", String(shutdownDeadline)]
+        if let productKey = cloudOptions.productKey { args += ["--product-key", productKey] }
+        if let stateDir = cloudOptions.stateDir { args += ["--state-dir", stateDir] }
+        if let iotdns = cloudOptions.iotdns { args += ["--iotdns", "\(iotdns.host):\(iotdns.port)"] }
+        if let ca = cloudOptions.cloudCa { args += ["--cloud-ca", ca] }
+        if let answer { args += ["--answer", answer.text] }
+        return args
     }
 
     private func instance(_ template: DeviceProfile, index: Int) throws -> DeviceProfile {
         do { return try template.instance(index: index) } catch { throw ValidationError("--profile: \(error)") }
-    }
-}
-
-/// The devices of a cloud fleet: one made at each member's `.joined`, stopped at `.left` and at
-/// shutdown (as `CloudDeviceSession` does for `run`, without the terminal QR code: the pairing URL
-/// is printed per device).
-actor CloudFleetDevices {
-    let profiles: [DeviceProfile]
-    let members: [CloudFleet.Member]
-    let productKey: String
-    let log: EventLog
-    let output: FleetOutput
-    private var devices: [Int: Device] = [:]
-    private var stopped = false
-
-    init(profiles: [DeviceProfile], members: [CloudFleet.Member], productKey: String, log: EventLog, output: FleetOutput) {
-        self.profiles = profiles
-        self.members = members
-        self.productKey = productKey
-        self.log = log
-        self.output = output
-    }
-
-    func handle(_ event: CloudRunnerEvent, of index: Int) async {
-        guard profiles.indices.contains(index), members.indices.contains(index) else { return }
-        let uuid = members[index].licence.uuid
-        switch event {
-        case .pairing(let url):
-            output.cloudPairing(uuid: uuid, url: url)
-        case .pairingDone:
-            log.log(.info, "cloud: paired", fields: [("uuid", uuid)])
-        case .joined(let identity, let link, _):
-            guard !stopped else { return }
-            await devices.removeValue(forKey: index)?.stop()
-            let profile = profiles[index].onCloud(identity, productKey: productKey)
-            do {
-                let schema = identity.dataPoints.isEmpty ? nil : Set(identity.dataPoints.map(\.id))
-                let device = try Device(profile: profile, transport: link, log: log,
-                                        cloud: DeviceCloudOptions(schemaDataPoints: schema))
-                try await device.start()
-                devices[index] = device
-                log.log(.info, "cloud: the device is online on the cloud", fields: [
-                    ("uuid", uuid), ("devId", identity.devId), ("broker", "\(identity.mqttHost):\(identity.mqttPort)"),
-                ])
-            } catch {
-                log.log(.error, "cloud: cannot run the device on the cloud link: \(error)", fields: [("uuid", uuid)])
-            }
-        case .left(let why):
-            log.log(.warning, "cloud: device link down: \(why)", fields: [("uuid", uuid)])
-            await devices.removeValue(forKey: index)?.stop()
-        case .log(let level, let text):
-            let level = LogLevel(rawValue: level.rawValue) ?? .info
-            log.log(level, "cloud: " + text, fields: [("uuid", uuid)])
-            if level == .error { output.cloudRefused(uuid: uuid, why: text) }
-        }
-    }
-
-    /// Stops every device (each publishes its offline status); how many there were.
-    func stop() async -> Int {
-        stopped = true
-        let running = devices
-        devices.removeAll()
-        await withTaskGroup(of: Void.self) { group in
-            for (_, device) in running { group.addTask { await device.stop() } }
-        }
-        return running.count
-    }
-}
-
-extension FleetOutput {
-    func cloudProgress(_ c: CloudFleetCounts, elapsed: Duration) {
-        if json {
-            say(#"{"event":"cloud","total":\#(c.total),"joined":\#(c.joined),"paired":\#(c.paired),"waitingForToken":\#(c.waitingForToken),"refused":\#(c.refused),"joining":\#(c.joining),"seconds":\#(format(elapsed))}"#)
-        } else {
-            say("fleet: \(c.joined)/\(c.total) joined, \(c.paired) paired, \(c.waitingForToken) waiting for a token, \(c.refused) refused, \(c.joining) joining (\(format(elapsed)) s)")
-        }
-    }
-
-    func cloudOnline(_ c: CloudFleetCounts, elapsed: Duration, perSecond: Double) {
-        if json {
-            say(#"{"event":"online","online":\#(c.joined),"planned":\#(c.total),"seconds":\#(format(elapsed)),"cloud":"tuya","activationsPerSecond":\#(perSecond)}"#)
-        } else {
-            say("fleet: \(c.joined) of \(c.total) devices online on the cloud in \(format(elapsed)) s")
-        }
-    }
-
-    /// A paced join request let through: a JSON line with --json (the pacing as measured), else a debug log line.
-    func cloudPaced(uuid: String, purpose: HTTPSRequest.Purpose, elapsed: Duration, log: EventLog) {
-        if json {
-            say(#"{"event":"paced","uuid":"\#(escape(uuid))","request":"\#(purpose.rawValue)","seconds":\#(format(elapsed))}"#)
-        } else {
-            log.log(.debug, "cloud: \(purpose.rawValue) request let through at \(format(elapsed)) s", fields: [("uuid", uuid)])
-        }
-    }
-
-    func cloudPairing(uuid: String, url: String) {
-        if json {
-            say(#"{"event":"pairing","uuid":"\#(escape(uuid))","url":"\#(escape(url))"}"#)
-        } else {
-            say("fleet: \(uuid) waiting for a token: pair it with \(url)")
-        }
-    }
-
-    func cloudRefused(uuid: String, why: String) {
-        if json {
-            say(#"{"event":"refused","uuid":"\#(escape(uuid))","reason":"\#(escape(why))"}"#)
-        } else {
-            say("fleet: \(uuid) refused: \(why)")
-        }
-    }
-
-    func cloudSummary(_ c: CloudFleetCounts, admitted: Int) {
-        if json {
-            say(#"{"event":"summary","total":\#(c.total),"joined":\#(c.joined),"paired":\#(c.paired),"waitingForToken":\#(c.waitingForToken),"refused":\#(c.refused),"joining":\#(c.joining),"pacedRequests":\#(admitted)}"#)
-        } else {
-            say("fleet: summary: \(c.total) licences, \(c.joined) joined, \(c.paired) paired, \(c.waitingForToken) waiting for a token, \(c.refused) refused, \(c.joining) joining; \(admitted) paced join requests")
-        }
     }
 }
