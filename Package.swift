@@ -35,7 +35,8 @@ let package = Package(
         // scripts/generate-openapi.sh and committed (docs/building.md): no generator in the build.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
-        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        // Only the tests' HTTP client (Tests/TestSupport): ipcemu itself speaks HTTP(S) through
+        // the system's libcurl (HTTPTransfer), so `swift build --product ipcemu` compiles no BoringSSL.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
     ],
     targets: [
@@ -56,8 +57,17 @@ let package = Package(
             name: "TuyaCloud",
             dependencies: ["IPCWire"]
         ),
+        // MARK: HTTP(S) client: the cloud join's HTTPS, the pushes and the CLI's control API client,
+        // over the system's libcurl (TLS through the system's OpenSSL) via a small C shim.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "CHTTPTransfer", dependencies: ["CCurl"]),
+        .target(name: "HTTPTransfer", dependencies: ["CHTTPTransfer"]),
         // MARK: Tuya cloud link (PROTOCOL.md 9): runs TuyaCloud's join machine in real time (HTTPS
-        // through AsyncHTTPClient, MQTT with TLS through MQTTTransport, the state file, timers), hands
+        // through HTTPTransfer, MQTT with TLS through MQTTTransport, the state file, timers), hands
         // the device link to the device, and draws the pairing QR code (libqrencode).
         .systemLibrary(
             name: "CQREncode",
@@ -67,8 +77,7 @@ let package = Package(
         .target(
             name: "CloudLink",
             dependencies: [
-                "TuyaCloud", "MQTTTransport", "CMosquitto", "DeviceProfile", "IPCWire", "CQREncode",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "TuyaCloud", "MQTTTransport", "CMosquitto", "DeviceProfile", "IPCWire", "CQREncode", "HTTPTransfer",
             ]
         ),
         // MARK: Call engine: the sans-IO state machine of PROTOCOL.md section 3, both roles.
@@ -149,7 +158,7 @@ let package = Package(
             name: "Emulator",
             dependencies: ["IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Camera", "WebRTCLink",
                            // Pushes of a press (PROTOCOL.md 8.8): one POST per household user.
-                           .product(name: "AsyncHTTPClient", package: "async-http-client")]
+                           "HTTPTransfer"]
         ),
         .target(
             name: "AppSimulator",
@@ -182,7 +191,8 @@ let package = Package(
                 "ControlAPISpec",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                // The CLI's client transport (TransferClientTransport).
+                "HTTPTransfer",
             ]
         ),
         // The control API spec first (docs/control.md): openapi.yaml, and what swift-openapi-generator

@@ -9,6 +9,8 @@ PACKAGES=(
   # TLS tests: the private broker's throwaway CA is made with the openssl command; AES, HMAC and
   # MD5 of the wire and the cloud join come from the system's libcrypto (CWireCrypto)
   openssl libssl-dev
+  # HTTP(S) of the cloud join, the pushes and the CLI's control client: the system's libcurl (HTTPTransfer)
+  libcurl4-openssl-dev
   # WebRTC and media: webrtcbin, x264, decoders, ICE
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import ControlAPISpec
 
@@ -10,13 +9,13 @@ package struct ControlClientFailure: Error, CustomStringConvertible {
     package let description: String
 }
 
-/// The CLI's client: the one generated from openapi.yaml (`Client`) over AsyncHTTPClient, with
+/// The CLI's client: the one generated from openapi.yaml (`Client`) over libcurl (`TransferClientTransport`), with
 /// the bearer token on every request and the API's JSON errors turned into failures.
 package struct ControlClient: Sendable {
     package let baseURL: String
     package let client: Client
 
-    /// `baseURL`: `http://HOST:PORT` (an `https` URL works too: AsyncHTTPClient speaks TLS).
+    /// `baseURL`: `http://HOST:PORT` (an `https` URL works too: libcurl speaks TLS).
     package init(baseURL: String, token: String?, timeout: Duration = .seconds(60)) throws(ControlError) {
         let trimmed = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         guard let url = URL(string: trimmed), let scheme = url.scheme, scheme == "http" || scheme == "https",
@@ -24,7 +23,7 @@ package struct ControlClient: Sendable {
             throw ControlError.badRequest("the control API URL must be http://HOST:PORT; got '\(baseURL)'", field: "control")
         }
         let seconds = max(1, timeout.components.seconds)
-        let transport = AsyncHTTPClientTransport(configuration: .init(timeout: .seconds(seconds)))
+        let transport = TransferClientTransport(timeout: .seconds(seconds))
         self.baseURL = trimmed
         self.client = Client(serverURL: url, transport: transport,
                              middlewares: [APIErrorMiddleware(), BearerTokenClientMiddleware(token: token)])

@@ -1,8 +1,6 @@
-import AsyncHTTPClient
 import CallRuntime
 import Foundation
-import NIOCore
-import NIOHTTP1
+import HTTPTransfer
 
 /// Where a device's pushes go (PROTOCOL.md 8.8; the profile's `push` section, changeable at run time).
 public struct PushConfiguration: Sendable, Equatable {
@@ -54,15 +52,13 @@ public actor PushSender {
     public private(set) var configuration: PushConfiguration
     public private(set) var faults = PushFaults()
     private var totals = Counters()
-    private let httpClient: HTTPClient
     private let log: EventLog?
     /// A number in 0..<1 per push, for the loss fault (injected by tests).
     private let random: @Sendable () -> Double
 
-    public init(configuration: PushConfiguration, httpClient: HTTPClient = .shared, log: EventLog? = nil,
+    public init(configuration: PushConfiguration, log: EventLog? = nil,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.configuration = configuration
-        self.httpClient = httpClient
         self.log = log
         self.random = random
     }
@@ -107,11 +103,10 @@ public actor PushSender {
             }
         }
         if let url = configuration.url, !delivered.isEmpty {
-            let client = httpClient
             let timeout = configuration.timeout
             let results = await withTaskGroup(of: (String, String?).self) { group in
                 for user in delivered {
-                    group.addTask { (user, await Self.post(PushMessage(press: press, uid: user), to: url, client: client, timeout: timeout)) }
+                    group.addTask { (user, await Self.post(PushMessage(press: press, uid: user), to: url, timeout: timeout)) }
                 }
                 var all: [(String, String?)] = []
                 for await result in group { all.append(result) }
@@ -145,20 +140,16 @@ public actor PushSender {
     }
 
     /// One POST; nil when the server answered 2xx, else why not.
-    static func post(_ message: PushMessage, to url: String, client: HTTPClient, timeout: Duration) async -> String? {
+    static func post(_ message: PushMessage, to url: String, timeout: Duration) async -> String? {
         let body: Data
         do { body = try JSONEncoder().encode(message) } catch { return "cannot encode the push: \(error)" }
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "ipcemu-push")
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let ms = Int64(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let request = HTTPTransferRequest(
+            method: "POST", url: url, headers: [("Content-Type", "application/json"), ("User-Agent", "ipcemu-push")],
+            body: Array(body), timeout: timeout, tls12Minimum: false)
         do {
-            let response = try await client.execute(request, timeout: .milliseconds(max(1, ms)))
-            // Read (and drop) a short answer so the connection can be reused; a long one is cut.
-            _ = try? await response.body.collect(upTo: 64 << 10)
-            guard (200..<300).contains(response.status.code) else { return "\(url) answered \(response.status.code)" }
+            // A short answer is read (and dropped); a long one is cut.
+            let response = try await HTTPTransfer.perform(request, bodyLimit: 64 << 10)
+            guard (200..<300).contains(response.status) else { return "\(url) answered \(response.status)" }
             return nil
         } catch {
             return "POST \(url): \(error)"
