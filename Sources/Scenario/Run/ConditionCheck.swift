@@ -2,6 +2,7 @@ import AppSimulator
 import CallEngine
 import Foundation
 import IPCWire
+import Synchronization
 
 /// Evaluates one wait or expectation on one device by polling its timeline and state until the
 /// condition holds, fails for good, or its time is up.
@@ -25,8 +26,17 @@ struct ConditionCheck {
     /// The frames condition's measuring window.
     let window = RateWindow()
 
-    final class RateWindow: @unchecked Sendable {
-        var first: (Date, Int)?
+    /// When this check first saw frames, and how many: set once, read on every later poll.
+    final class RateWindow: Sendable {
+        private let start = Mutex<(Date, Int)?>(nil)
+
+        /// The first `(time, frames)` given to `begin`.
+        var first: (Date, Int)? { start.withLock { $0 } }
+
+        /// Starts the window at `now` unless it has started.
+        func begin(_ now: Date, frames: Int) {
+            start.withLock { if $0 == nil { $0 = (now, frames) } }
+        }
     }
 
     /// Polls until a verdict; `limit` is the step's (seconds), else the condition's default.
@@ -161,7 +171,7 @@ struct ConditionCheck {
             // The rate this check saw: frames over its own window (at least 1 s) once frames flow;
             // a stream's first second is bursty (the decoder catches up), so the window starts late.
             let now = Date()
-            if frames > 0, window.first == nil { window.first = (now, frames) }
+            if frames > 0 { window.begin(now, frames: frames) }
             if let (t, f) = window.first, now.timeIntervalSince(t) >= 1 {
                 rate = Double(frames - f) / now.timeIntervalSince(t)
             } else if fps != nil, !final {

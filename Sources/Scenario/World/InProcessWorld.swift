@@ -9,7 +9,7 @@ import MQTTTransport
 
 /// The devices (and, with the simulated app, the app users) of a scenario, in this process, on a
 /// private mosquitto or on the broker given. Drives them through their public API only.
-public final class InProcessWorld: ScenarioWorld, @unchecked Sendable {
+public final class InProcessWorld: ScenarioWorld, Sendable {
     public let appMode: AppMode
     public let brokerURL: String
     public let devices: [any ScenarioDeviceDriver]
@@ -116,7 +116,7 @@ func expandIndex(_ template: String, index: Int) -> String {
 }
 
 /// A `Device` of this process.
-final class InProcessDevice: ScenarioDeviceDriver, @unchecked Sendable {
+final class InProcessDevice: ScenarioDeviceDriver, Sendable {
     let device: Device
     var devId: String { device.devId }
 
@@ -164,7 +164,7 @@ final class InProcessDevice: ScenarioDeviceDriver, @unchecked Sendable {
 }
 
 /// An `AppUser` of this process.
-final class InProcessApp: ScenarioAppDriver, @unchecked Sendable {
+final class InProcessApp: ScenarioAppDriver, Sendable {
     let user: AppUser
     var userId: String { user.userId }
 
