@@ -190,14 +190,20 @@ extension Device {
         refuseOffer(h, why: why, what: "unauthorised offer", closeReason: SignalDisconnect.unauthorised)
     }
 
-    /// An offer refused: counted, logged, observed, and the sender gets `disconnect` with
-    /// `closeReason`; nothing else changes (PROTOCOL.md 4).
+    /// An offer refused: counted, logged (at the refusal log's limited rate), observed, and the
+    /// sender gets `disconnect` with `closeReason` unless PROTOCOL.md 3.4's reply limits drop it;
+    /// nothing else changes (PROTOCOL.md 4).
     func refuseOffer(_ h: SignalHeader, why: String, what: String, closeReason: Int64) {
-        _ = refusals.record(.signal, nowMs: clock.nowMs())
-        log.log(.warning, "-> disconnect (\(what))", device: devId,
-                fields: [("session", h.sessionId), ("to", h.from), ("why", why)])
+        let (write, suppressed) = refusals.record(.signal, nowMs: clock.nowMs())
+        let replying = admitRefusalReply(to: h.from)
+        if write {
+            var fields = [("session", h.sessionId), ("to", h.from), ("why", why)]
+            if suppressed > 0 { fields.append(("suppressed", "\(suppressed) refusal lines since the last one")) }
+            log.log(.warning, replying ? "-> disconnect (\(what))" : "\(what), its disconnect dropped (reply limits)",
+                    device: devId, fields: fields)
+        }
         emit(.offerRefused(sessionId: h.sessionId, from: h.from, why: why))
-        guard admitRefusalReply(to: h.from) else { return }  // PROTOCOL.md 3.4's reply limits
+        guard replying else { return }
         var reply = h.reply()
         reply.from = devId
         let message = SignalMessage(header: reply, body: .disconnect(SignalDisconnect(closeReason: closeReason)))
