@@ -4,13 +4,14 @@ import ControlAPI
 import Emulator
 import Foundation
 import ServiceLifecycle
+import Synchronization
 
 /// Runs a fleet bigger than one process may hold as worker processes (`ipcemu fleet --block
 /// LO:HI`, the same block arithmetic as --shard) and is, to the user, the one fleet: it prints the
 /// combined progress and summary. A service of the fleet's group: on graceful shutdown (SIGTERM,
 /// SIGINT, or a worker that exited on its own) SIGTERM reaches every worker while this process's
 /// own devices go offline, and it returns when all workers have exited (killed after 10 s).
-final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendable {
+final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     let command: FleetCommand
     let positions: Range<Int>
     /// The first block is held here, by `fleet`; a worker holds each other one.
@@ -20,12 +21,20 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
     let fleet: Fleet
     let registry: DeviceRegistry?
     let log: EventLog
-    private let lock = NSLock()
-    private var workers: [Worker] = []
+    /// The workers started so far.
+    private let started = Mutex<[Worker]>([])
 
-    final class Worker: @unchecked Sendable {
+    /// One worker process and what it has said.
+    final class Worker: Sendable {
         let block: Range<Int>
         let process = Process()
+        let heard = Mutex(Heard())
+
+        init(block: Range<Int>) { self.block = block }
+    }
+
+    /// What a worker has said on its standard output (one `FleetLine` per line).
+    struct Heard {
         /// The worker's start-up summary, once it printed it.
         var online: FleetOnlineLine?
         var progressOnline = 0
@@ -34,10 +43,11 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
         var power = FleetPowerCounts()
         /// Lines that were not fleet lines (each logged with what was wrong).
         var unreadableLines = 0
+        /// A line not finished yet.
         var buffer = Data()
-
-        init(block: Range<Int>) { self.block = block }
     }
+
+    private var workers: [Worker] { started.withLock { $0 } }
 
     init(command: FleetCommand, positions: Range<Int>, blocks: [Range<Int>], brokerURL: String, output: FleetOutput,
          fleet: Fleet, registry: DeviceRegistry?, log: EventLog) {
@@ -62,7 +72,7 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
     var description: String { "fleet supervisor (\(workerCount - 1) workers)" }
 
     /// True once a worker has exited (on its own, before the shutdown).
-    var aWorkerExited: Bool { lock.withLock { workers.contains { !$0.process.isRunning } } }
+    var aWorkerExited: Bool { workers.contains { !$0.process.isRunning } }
 
     /// Holds the first block itself (one process fewer: the runtime and libraries are paid once
     /// less) and starts a worker for every other block.
@@ -75,14 +85,14 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
                 await stopWorkers()
                 throw error
             }
-            lock.withLock { workers.append(worker) }
+            started.withLock { $0.append(worker) }
         }
         let localOnline = Counter()
         let printer = Task { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
-                let online = localOnline.value + lock.withLock {
-                    workers.reduce(0) { $0 + ($1.online?.online ?? $1.progressOnline) }
+                let online = localOnline.value + workers.reduce(0) { sum, w in
+                    sum + w.heard.withLock { $0.online?.online ?? $0.progressOnline }
                 }
                 output.progress(FleetProgress(online: online, started: online, total: positions.count,
                                               elapsed: ContinuousClock.now - began))
@@ -91,16 +101,16 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
         let local = await fleet.start { localOnline.set($0.online) }
         localOnline.set(local.online)
         // Then until every worker reported its start-up summary (or died).
-        while lock.withLock({ !workers.allSatisfy { $0.online != nil || !$0.process.isRunning } }) {
+        while !workers.allSatisfy({ w in w.heard.withLock { $0.online != nil } || !w.process.isRunning }) {
             try? await Task.sleep(for: .milliseconds(20))
         }
         printer.cancel()
-        let summary = lock.withLock { () -> FleetStartReport in
+        let summary = { () -> FleetStartReport in
             var r = local
             r.planned = positions.count
             r.elapsed = ContinuousClock.now - began
             for w in workers {
-                guard let online = w.online else {
+                guard let online = w.heard.withLock({ $0.online }) else {
                     r.failures.append("worker for devices \(w.block) exited with status \(w.process.terminationStatus) before it was online")
                     continue
                 }
@@ -109,17 +119,20 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
                 if let e = online.error { r.shortage = (r.shortage.map { $0 + "; " } ?? "") + e }
                 r.failures += online.failures ?? []
             }
-            for w in workers where w.unreadableLines > 0 {
-                r.failures.append("worker for devices \(w.block) printed \(w.unreadableLines) lines that were not fleet lines (each logged with the field that was wrong)")
+            for w in workers {
+                let unreadable = w.heard.withLock { $0.unreadableLines }
+                if unreadable > 0 {
+                    r.failures.append("worker for devices \(w.block) printed \(unreadable) lines that were not fleet lines (each logged with the field that was wrong)")
+                }
             }
             return r
-        }
-        let pids = lock.withLock { workers.map { $0.process.processIdentifier } }
+        }()
+        let pids = workers.map { $0.process.processIdentifier }
         let rss = pids.compactMap { ProcessMemory.residentBytes(pid: $0) }.reduce(ProcessMemory.residentBytes() ?? 0, +)
         let pss = pids.compactMap { ProcessMemory.proportionalBytes(pid: $0) }.reduce(ProcessMemory.proportionalBytes() ?? 0, +)
         var power = await fleet.powerCounts()
-        for w in lock.withLock({ workers }) {
-            let p = lock.withLock { w.power }
+        for w in workers {
+            let p = w.heard.withLock { $0.power }
             power.lowPower += p.lowPower
             power.awake += p.awake
             power.asleep += p.asleep
@@ -129,13 +142,12 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
                       power: power)
         await register(fleet, in: registry, log: log)
         let powerLines = output.watchPower(fleet) { [self] in
-            lock.withLock {
-                workers.reduce(into: FleetPowerCounts()) { sum, w in
-                    sum.lowPower += w.power.lowPower
-                    sum.awake += w.power.awake
-                    sum.asleep += w.power.asleep
-                    sum.waking += w.power.waking
-                }
+            workers.reduce(into: FleetPowerCounts()) { sum, w in
+                let p = w.heard.withLock { $0.power }
+                sum.lowPower += p.lowPower
+                sum.awake += p.awake
+                sum.asleep += p.asleep
+                sum.waking += p.waking
             }
         }
 
@@ -149,15 +161,15 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
     /// SIGTERM to every worker while this process's devices go offline; then waits for the
     /// workers (each ends its calls and publishes offline) and kills any left after 10 s.
     private func stopWorkers() async {
-        for w in lock.withLock({ workers }) where w.process.isRunning {
+        for w in workers where w.process.isRunning {
             kill(w.process.processIdentifier, SIGTERM)
         }
         await fleet.stop()
         let deadline = ContinuousClock.now + .seconds(10)
-        while lock.withLock({ workers.contains { $0.process.isRunning } }), ContinuousClock.now < deadline {
+        while workers.contains(where: { $0.process.isRunning }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        for w in lock.withLock({ workers }) where w.process.isRunning {
+        for w in workers where w.process.isRunning {
             output.note("worker \(w.process.processIdentifier) did not exit in 10 s: killing it")
             kill(w.process.processIdentifier, SIGKILL)
         }
@@ -186,26 +198,26 @@ final class FleetSupervisor: Service, CustomStringConvertible, @unchecked Sendab
     private func received(_ data: Data, from worker: Worker) {
         var notes: [String] = []
         var unreadable: [(FleetLineError, String)] = []
-        lock.withLock {
-            worker.buffer.append(data)
-            while let newline = worker.buffer.firstIndex(of: 0x0A) {
-                let bytes = worker.buffer[worker.buffer.startIndex..<newline]
-                worker.buffer.removeSubrange(worker.buffer.startIndex...newline)
+        worker.heard.withLock { heard in
+            heard.buffer.append(data)
+            while let newline = heard.buffer.firstIndex(of: 0x0A) {
+                let bytes = heard.buffer[heard.buffer.startIndex..<newline]
+                heard.buffer.removeSubrange(heard.buffer.startIndex...newline)
                 let line: FleetLine
                 do throws(FleetLineError) {
                     line = try FleetLine(jsonLine: bytes)
                 } catch {
-                    worker.unreadableLines += 1
+                    heard.unreadableLines += 1
                     unreadable.append((error, String(decoding: bytes.prefix(200), as: UTF8.self)))
                     continue
                 }
                 switch line {
-                case .progress(let p): worker.progressOnline = p.online
+                case .progress(let p): heard.progressOnline = p.online
                 case .online(let o):
-                    worker.online = o
-                    if let power = o.power { worker.power = power }
-                case .stopped(let s): worker.stopped = s
-                case .power(let p): worker.power = p
+                    heard.online = o
+                    if let power = o.power { heard.power = power }
+                case .stopped(let s): heard.stopped = s
+                case .power(let p): heard.power = p
                 case .note(let n):
                     if !n.message.hasPrefix("shutting down"), !n.message.hasPrefix("control API") {
                         notes.append(n.message)
