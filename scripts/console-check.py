@@ -8,7 +8,10 @@ optionally takes a screenshot then, and clicks Hang up. Without --video the scre
 while the phone rings. Prints one JSON line with what it saw; exits 0 only if everything asked
 for was seen.
 
-usage: console-check.py CONSOLE_URL [--video] [--screenshot FILE] [--chromium PATH] [--timeout SECONDS]
+With --cloud-qr (a device of `ipcemu run --cloud tuya` that is pairing) it only waits for the
+console's cloud card to show the pairing QR code (an image the browser decoded) and the pairing URL.
+
+usage: console-check.py CONSOLE_URL [--video] [--cloud-qr] [--screenshot FILE] [--chromium PATH] [--timeout SECONDS]
 """
 import argparse, base64, json, os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request
 
@@ -111,6 +114,7 @@ def main():
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--video", action="store_true", help="expect live video after Accept, then hang up")
+    ap.add_argument("--cloud-qr", action="store_true", help="expect the cloud card's pairing QR code and URL, nothing else")
     ap.add_argument("--switch", action="store_true",
                     help="with --video: press the HD/SD button, wait for the video's size to change, and back")
     args = ap.parse_args()
@@ -132,6 +136,18 @@ def main():
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5))
         page_target = next(t for t in targets if t.get("type") == "page")
         page = Page(WebSocket(page_target["webSocketDebuggerUrl"], args.timeout))
+        if args.cloud_qr:
+            page.wait_for("(() => { const i = document.getElementById('cloud-qr'); return !!i && i.complete && i.naturalWidth > 0; })()",
+                          args.timeout, "the cloud card's pairing QR code")
+            seen.update(page.eval("({ state: document.getElementById('cloud-state').dataset.state,"
+                                  " url: document.getElementById('cloud-url').textContent,"
+                                  " qrWidth: document.getElementById('cloud-qr').naturalWidth })"))
+            if args.screenshot:
+                shot = page.call("Page.captureScreenshot", format="png")
+                with open(args.screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+            print(json.dumps(seen))
+            return 0
         page.wait_for("!!document.querySelector('button[data-action=press]') && document.getElementById('live').textContent === 'live'",
                       args.timeout, "the console to load and go live")
         page.wait_for("document.getElementById('phone-state').dataset.phase === 'idle'", args.timeout, "the phone panel to be idle")

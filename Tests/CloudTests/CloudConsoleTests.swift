@@ -40,6 +40,15 @@ struct CloudConsoleTests {
         return last
     }
 
+    /// The first executable named `name` on PATH.
+    static func onPath(_ name: String) -> String? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
     /// A top-level field of a JSON answer.
     static func field(_ reply: ControlHTTPReply, _ key: String) -> JSONValue? {
         guard case .object(let object)? = reply.json else { return nil }
@@ -79,6 +88,17 @@ struct CloudConsoleTests {
         #expect(devicesWhilePairing.status == 200 && Self.field(devicesWhilePairing, "total") == .int(0), "\(devicesWhilePairing.text)")
         let page = try await client.request("GET", "/")
         #expect(page.status == 200 && page.text.contains(#"id="cloud""#) && page.text.contains("/api/cloud"))
+        // The console in headless Chromium draws the QR code (an image it decoded) with the URL beside it.
+        if let chromium = Self.onPath("chromium"), let python = Self.onPath("python3") {
+            var args = [packageRootPath + "/scripts/console-check.py", base + "/", "--cloud-qr", "--chromium", chromium]
+            if let shot = ProcessInfo.processInfo.environment["IPCEMU_CLOUD_CONSOLE_SCREENSHOT"] { args += ["--screenshot", shot] }
+            let run = try await runProgram(python, args)
+            #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+            let seen = try JSONValue.parse(Array(run.stdout.utf8))
+            guard case .object(let fields) = seen else { Issue.record("console-check.py: \(run.stdout)"); return }
+            #expect(fields["state"] == .string("tokenPending") && fields["url"] == .string(pairing.pairingURL ?? ""), "\(run.stdout)")
+            if case .int(let width)? = fields["qrWidth"] { #expect(width >= 6 * (21 + 8), "\(run.stdout)") } else { Issue.record("\(run.stdout)") }
+        }
 
         // The app scans: the token comes, the device joins; the console shows the device.
         try await standin.bind(uuid: uuid)
