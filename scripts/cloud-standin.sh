@@ -31,7 +31,9 @@ Tuya cloud stand-in ready (files in $(field 'r["dir"]')).
 
 1. The device (prints the pairing QR code, then waits for the token):
    $ipcemu run --profile $root/device-profiles/doorbell.yaml --cloud tuya --uuid $uuid \\
-     --authkey $authkey --product-key $pk --state-dir $state --iotdns $iotdns --cloud-ca $ca
+     --authkey $authkey --product-key $pk --state-dir $state --iotdns $iotdns --cloud-ca $ca \\
+     --control 127.0.0.1:8080
+   (the web console at http://127.0.0.1:8080/ shows the same QR code and the join state)
 
 2. "Scan the QR code" (the stand-in pushes the token on d/ai/$uuid):
    curl -s -X POST $control/standin/bind -d '{"uuid":"$uuid"}'
