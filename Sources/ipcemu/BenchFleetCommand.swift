@@ -4,6 +4,7 @@ import Emulator
 import Foundation
 import IPCWire
 import MQTTTransport
+import Synchronization
 
 /// `ipcemu bench fleet`: an `ipcemu fleet` in its own process(es) against a private mosquitto,
 /// measured from outside as an app would see it (DESIGN.md "Scale"; docs/fleet.md).
@@ -137,9 +138,8 @@ extension BenchCommand {
 }
 
 /// Every device's retained online status, as the bench sees it.
-final class PresenceWatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var online: [String: Bool] = [:]
+final class PresenceWatch: Sendable {
+    private let online = Mutex<[String: Bool]>([:])
     private let known: Set<String>
 
     init(devIds: [String]) { known = Set(devIds) }
@@ -150,10 +150,10 @@ final class PresenceWatch: @unchecked Sendable {
         let devId = String(parts[parts.count - 2])
         guard known.contains(devId) else { return }
         let isOnline = message.payloadText.contains(#""online":true"#)
-        lock.withLock { online[devId] = isOnline }
+        online.withLock { $0[devId] = isOnline }
     }
 
-    func count(online wanted: Bool) -> Int { lock.withLock { online.values.filter { $0 == wanted }.count } }
+    func count(online wanted: Bool) -> Int { online.withLock { $0.values.filter { $0 == wanted }.count } }
 
     func waitUntil(online n: Int, timeout: Duration) async -> Bool { await wait(true, n, timeout) }
     func waitUntil(offline n: Int, timeout: Duration) async -> Bool { await wait(false, n, timeout) }
@@ -169,13 +169,19 @@ final class PresenceWatch: @unchecked Sendable {
 }
 
 /// The fleet under test: a child `ipcemu fleet --json` whose output lines are watched.
-final class FleetProcess: @unchecked Sendable {
+final class FleetProcess: Sendable {
     let process = Process()
-    private let lock = NSLock()
-    private var lines: [FleetLine] = []
-    /// Output lines that were not fleet lines, with what was wrong (shown when it fails).
-    private var unreadable: [String] = []
-    private var text = ""
+    private let heard = Mutex(Heard())
+
+    /// What the fleet printed so far.
+    private struct Heard {
+        var lines: [FleetLine] = []
+        /// Output lines that were not fleet lines, with what was wrong (shown when it fails).
+        var unreadable: [String] = []
+        var text = ""
+        /// A line not finished yet.
+        var buffer = Data()
+    }
 
     init(arguments: [String]) {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
@@ -194,19 +200,17 @@ final class FleetProcess: @unchecked Sendable {
         try process.run()
     }
 
-    private var buffer = Data()
-
     private func received(_ data: Data) {
-        lock.withLock {
-            buffer.append(data)
-            while let nl = buffer.firstIndex(of: 0x0A) {
-                let line = Data(buffer[buffer.startIndex..<nl])
-                buffer.removeSubrange(buffer.startIndex...nl)
-                text += String(decoding: line, as: UTF8.self) + "\n"
+        heard.withLock { heard in
+            heard.buffer.append(data)
+            while let nl = heard.buffer.firstIndex(of: 0x0A) {
+                let line = Data(heard.buffer[heard.buffer.startIndex..<nl])
+                heard.buffer.removeSubrange(heard.buffer.startIndex...nl)
+                heard.text += String(decoding: line, as: UTF8.self) + "\n"
                 do {
-                    lines.append(try FleetLine(jsonLine: line))
+                    heard.lines.append(try FleetLine(jsonLine: line))
                 } catch {
-                    unreadable.append("\(error): \(String(decoding: line.prefix(200), as: UTF8.self))")
+                    heard.unreadable.append("\(error): \(String(decoding: line.prefix(200), as: UTF8.self))")
                 }
             }
         }
@@ -224,16 +228,16 @@ final class FleetProcess: @unchecked Sendable {
     }
 
     private var online: FleetOnlineLine? {
-        lock.withLock {
-            lines.lazy.compactMap { if case .online(let o) = $0 { o } else { nil } }.first
+        heard.withLock {
+            $0.lines.lazy.compactMap { if case .online(let o) = $0 { o } else { nil } }.first
         }
     }
 
     /// The last of the output, and every line that was not a fleet line with what was wrong.
     var failureReport: String {
-        lock.withLock {
-            String(text.suffix(2000))
-                + (unreadable.isEmpty ? "" : "\nlines that were not fleet lines:\n" + unreadable.suffix(10).joined(separator: "\n"))
+        heard.withLock {
+            String($0.text.suffix(2000))
+                + ($0.unreadable.isEmpty ? "" : "\nlines that were not fleet lines:\n" + $0.unreadable.suffix(10).joined(separator: "\n"))
         }
     }
 
