@@ -2,6 +2,7 @@ import DeviceProfile
 import Foundation
 import IPCWire
 import MQTTTransport
+import Synchronization
 
 /// What the load phase of `ipcemu bench fleet` saw.
 struct LoadResult {
@@ -31,16 +32,25 @@ struct LoadResult {
 /// are encoded before the load starts (a schedule of shuffled rounds over all devices, each call a
 /// genuine `call` with its own session id that the device handles in full), and the load loop only
 /// publishes them and times the replies.
-final class CallLoad: @unchecked Sendable {
+final class CallLoad: Sendable {
     let devIds: [String]
     let topics: [ResolvedTopics]
     private let senders: [MQTTClient]
     private let receiver: MQTTClient
-    private let lock = NSLock()
-    private var busy = Set<Int>()
-    private var pending: [String: Pending] = [:]
-    private var result = LoadResult()
+    private let state = Mutex(State())
     private let clock = ContinuousClock()
+
+    /// The calls in flight and the figures so far.
+    struct State {
+        var busy = Set<Int>()
+        var pending: [String: Pending] = [:]
+        var result = LoadResult()
+
+        mutating func error(_ sample: String) {
+            result.errors += 1
+            if result.errorSamples.count < 20 { result.errorSamples.append(sample) }
+        }
+    }
 
     struct Pending {
         var device: Int
@@ -119,26 +129,26 @@ final class CallLoad: @unchecked Sendable {
         }
         // Drain: every call sent gets up to 5 s to ring and be answered.
         let drainEnd = clock.now + .seconds(5)
-        while clock.now < drainEnd, lock.withLock({ !pending.isEmpty }) { try? await Task.sleep(for: .milliseconds(10)) }
+        while clock.now < drainEnd, state.withLock({ !$0.pending.isEmpty }) { try? await Task.sleep(for: .milliseconds(10)) }
         for c in senders + [receiver] { c.close() }
-        return lock.withLock {
-            var r = result
-            r.lost = pending.count
-            if !pending.isEmpty { r.errorSamples.append("\(pending.count) calls had no ring and answer within 5 s of the end") }
+        return state.withLock { state in
+            var r = state.result
+            r.lost = state.pending.count
+            if !state.pending.isEmpty { r.errorSamples.append("\(state.pending.count) calls had no ring and answer within 5 s of the end") }
             return r
         }
     }
 
     private func send(_ call: Planned) {
         // A device still in its previous call (its rounds came round again too soon) is skipped.
-        let free = lock.withLock {
-            guard busy.insert(call.device).inserted else {
-                result.errors += 1
-                if result.errorSamples.count < 20 { result.errorSamples.append("device \(devIds[call.device]) still busy") }
+        let now = clock.now
+        let free = state.withLock { state in
+            guard state.busy.insert(call.device).inserted else {
+                state.error("device \(devIds[call.device]) still busy")
                 return false
             }
-            pending[call.session] = Pending(device: call.device, sentAt: clock.now, hangUp: call.hangUp)
-            result.sent += 1
+            state.pending[call.session] = Pending(device: call.device, sentAt: now, hangUp: call.hangUp)
+            state.result.sent += 1
             return true
         }
         if free { publish(call.call, device: call.device) }
@@ -148,7 +158,7 @@ final class CallLoad: @unchecked Sendable {
         do {
             try senders[device % senders.count].publish(topic: topics[device].in, payload: payload, qos: 1)
         } catch {
-            lock.withLock { result.errors += 1; if result.errorSamples.count < 20 { result.errorSamples.append("publish: \(error)") } }
+            state.withLock { $0.error("publish: \(error)") }
         }
     }
 
@@ -156,32 +166,29 @@ final class CallLoad: @unchecked Sendable {
         let now = clock.now
         guard case .call(let message)? = try? InboundMessage.decode(payload: m.payload).message else { return }
         var hangUp: ([UInt8], Int)?
-        lock.withLock {
-            guard var p = pending[message.sessionId] else { return }
+        state.withLock { state in
+            guard var p = state.pending[message.sessionId] else { return }
             let ms = BenchCommand.FleetBench.seconds(now - p.sentAt) * 1000
             switch message.event {
             case .ring:
                 p.rang = true
-                pending[message.sessionId] = p
-                result.rang += 1
-                result.callToRing.append(ms)
+                state.pending[message.sessionId] = p
+                state.result.rang += 1
+                state.result.callToRing.append(ms)
             case .answer:
-                result.answered += 1
-                result.callToAnswer.append(ms)
-                pending[message.sessionId] = nil
+                state.result.answered += 1
+                state.result.callToAnswer.append(ms)
+                state.pending[message.sessionId] = nil
                 hangUp = (p.hangUp, p.device)
             default:
-                result.errors += 1
-                if result.errorSamples.count < 20 {
-                    result.errorSamples.append("\(message.event.rawValue) from \(message.curId) reason=\(message.reason ?? "-")")
-                }
-                pending[message.sessionId] = nil
-                busy.remove(p.device)
+                state.error("\(message.event.rawValue) from \(message.curId) reason=\(message.reason ?? "-")")
+                state.pending[message.sessionId] = nil
+                state.busy.remove(p.device)
             }
         }
         if let (h, device) = hangUp {
             publish(h, device: device)
-            _ = lock.withLock { busy.remove(device) }
+            _ = state.withLock { $0.busy.remove(device) }
         }
     }
 
