@@ -93,14 +93,18 @@ extension JSONValue {
 
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
+        // Each attempt succeeds only on its own kind of token (an integer is tried before a double),
+        // so the order changes nothing but the cost: a failed attempt builds an error with its
+        // coding path, and strings and objects, the commonest values on the wire, come first
+        // (issue 23: the simulator spent most of its time in failed attempts here).
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int64.self) { self = .int(i) }
-        else if let d = try? c.decode(Double.self) { self = .double(d) }
         else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+        else if let o = try? c.decode([String: JSONValue].self) { self = .object(o) }
+        else if let i = try? c.decode(Int64.self) { self = .int(i) }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let d = try? c.decode(Double.self) { self = .double(d) }
+        else { self = .array(try c.decode([JSONValue].self)) }
     }
 
     public func encode(to encoder: any Encoder) throws {
