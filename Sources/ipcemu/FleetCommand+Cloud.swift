@@ -79,7 +79,7 @@ extension FleetCommand {
         let log = makeLog()
         let output = FleetOutput(json: json)
         for warning in template.warnings { log.log(.warning, "profile: \(warning)") }
-        if broker != nil { output.cloudNote("--broker is ignored with --cloud: the cloud names its broker") }
+        if !broker.isEmpty { output.cloudNote("--broker is ignored with --cloud: the cloud names its broker") }
         try StartupChecks.camera(of: template)
 
         guard let productKey = cloudOptions.productKey ?? template.cloud?.productKey else {

@@ -39,8 +39,15 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Hold only block i of N (0-based, e.g. a Kubernetes completion index).", valueName: "i/N"))
     var shard: String?
 
-    @Option(help: "Broker URL: mqtt://host:port or mqtts://host:port. Default: a private mosquitto sized for the fleet.")
-    var broker: String?
+    @Option(help: ArgumentHelp(
+        "Broker URL, mqtt://host:port or mqtts://host:port; repeat it or give mqtt://host:PORT1,PORT2,... for several brokers, each device on the one its devId hashes to (docs/fleet.md). Default: private mosquitto processes sized for the fleet.",
+        valueName: "URL"))
+    var broker: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "Private mosquitto processes to start without --broker (default: as many as the descriptor limit needs, one per about that many devices).",
+        valueName: "K"))
+    var privateBrokers: Int?
 
     @Option(help: "Devices started per second (default: as fast as the broker brings them online, 500 at a time).")
     var connectRate: Double?
@@ -108,6 +115,15 @@ struct FleetCommand: AsyncParsableCommand {
         guard (1...100_000).contains(connectWindow) else {
             throw ValidationError("--connect-window must be 1 to 100000, got \(connectWindow)")
         }
+        if !broker.isEmpty {
+            do { _ = try FleetBrokerList(arguments: broker) } catch { throw ValidationError(error.description) }
+        }
+        if let privateBrokers {
+            guard broker.isEmpty else { throw ValidationError("--private-brokers is for the private brokers: leave it out with --broker") }
+            guard (1...64).contains(privateBrokers) else {
+                throw ValidationError("--private-brokers must be 1 to 64, got \(privateBrokers)")
+            }
+        }
         if let maxDevicesPerProcess, maxDevicesPerProcess < 1 {
             throw ValidationError("--max-devices-per-process must be at least 1")
         }
@@ -135,22 +151,11 @@ struct FleetCommand: AsyncParsableCommand {
 
         // Start-up: the broker, the journal file and the control address are had here, before
         // any device goes online; then one service group, shut down in the reverse order.
-        var embedded: MosquittoBroker?
-        let brokerURL: String
-        if let broker {
-            brokerURL = broker
-        } else {
-            do {
-                embedded = try MosquittoBroker(MosquittoBroker.Configuration(
-                    maxQueuedMessages: 1000, extraConfiguration: ["max_connections -1"]))
-            } catch {
-                throw ValidationError("cannot start the private broker: \(error)")
-            }
-            brokerURL = embedded?.url ?? ""
-            output.note("private broker at \(brokerURL)")
-        }
+        // Several brokers travel as one comma-separated list of URLs (workers get it whole).
+        let embedded = try startPrivateBrokers(devices: positions.count, budget: budget, output: output)
+        let brokerURL = broker.isEmpty ? embedded.map(\.url).joined(separator: ",") : broker.joined(separator: ",")
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        if let embedded { services.append(.init(service: BrokerService(broker: embedded))) }
+        for b in embedded { services.append(.init(service: BrokerService(broker: b))) }
         do {
             let supervised = block == nil && positions.count > capacity
             let blocks = supervised ? FleetSupervisor.blocks(positions, capacity: capacity) : [positions]
@@ -175,7 +180,7 @@ struct FleetCommand: AsyncParsableCommand {
                                                             brokerURL: brokerURL, log: log)))
             }
         } catch {
-            embedded?.stop()
+            for b in embedded { b.stop() }
             throw error
         }
         try await ServiceRunner(services: services, deadline: seconds(shutdownDeadline), onSignal: { signal in
@@ -187,13 +192,21 @@ struct FleetCommand: AsyncParsableCommand {
 
     func makeFleet(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog) throws -> Fleet {
         let first = plan.groups.first?.profile
-        var connection = try connectionOptions(brokerURL: brokerURL, clientID: "fleet",
-                                               caFile: caFile ?? first?.broker.caFile, certFile: nil, keyFile: nil)
-        connection.keepAlive = first?.broker.keepAlive ?? 30
-        let options = Fleet.Options(
+        let list: FleetBrokerList
+        do { list = try FleetBrokerList(arguments: [brokerURL]) } catch { throw ValidationError(error.description) }
+        var brokers: [MQTTClientOptions] = []
+        for url in list.urls {
+            var connection = try connectionOptions(brokerURL: url, clientID: "fleet",
+                                                   caFile: caFile ?? first?.broker.caFile, certFile: nil, keyFile: nil)
+            connection.keepAlive = first?.broker.keepAlive ?? 30
+            brokers.append(connection)
+        }
+        guard let connection = brokers.first else { throw ValidationError("--broker: no broker given") }
+        var options = Fleet.Options(
             connection: connection, threads: threads, connectRate: connectRate, window: connectWindow,
             answerPolicy: answer?.policy, sourceAddresses: sources, log: log,
             sleepAfter: sleepAfter, wakeLatency: wakeLatency)
+        options.brokers = brokers.count > 1 ? brokers : []
         return try Fleet(plan: plan, positions: positions, options: options)
     }
 

@@ -17,6 +17,10 @@ public final class Fleet: Sendable {
     public struct Options: Sendable {
         /// The broker: host, port, TLS files (credentials and client id come from each profile).
         public var connection: MQTTClientOptions
+        /// Every broker of the fleet, in list order (`--broker` given a list), each with the
+        /// options of `connection`; a device uses the one `FleetBrokerList` hashes its devId to.
+        /// Empty: `connection` only.
+        public var brokers: [MQTTClientOptions] = []
         /// MQTT loop threads (default 2: this machine's cores).
         public var threads: Int
         /// Devices started per second; nil: as fast as the broker brings them online, `window`
@@ -76,6 +80,9 @@ public final class Fleet: Sendable {
         // the name: the certificate is checked against it).
         if options.connection.tls == nil, let address = Fleet.resolve(options.connection.host) {
             options.connection.host = address
+        }
+        for i in options.brokers.indices where options.brokers[i].tls == nil {
+            if let address = Fleet.resolve(options.brokers[i].host) { options.brokers[i].host = address }
         }
         self.options = options
         self.eventLoop = try MQTTEventLoop(threads: max(1, min(options.threads, 64)), name: "fleet")
@@ -177,7 +184,7 @@ public final class Fleet: Sendable {
             if let s = options.sleepAfter { profile.power.sleepAfter = s }
             if let l = options.wakeLatency { profile.power.wakeLatency = l }
         }
-        var connection = options.connection
+        var connection = options.connection(for: profile.identity.devId)
         connection.clientID = profile.identity.devId
         if !options.sourceAddresses.isEmpty {
             connection.bindAddress = options.sourceAddresses[position % options.sourceAddresses.count]
