@@ -63,7 +63,7 @@ struct CloudConsoleTests {
         return String(url.hasSuffix("/") ? url.dropLast() : url)
     }
 
-    @Test("the console is up while pairing: token pending with the pairing URL and its QR code; after the token, joined and the device in the API")
+    @Test("the console is up while pairing: token pending with the pairing URL and its QR code; after the token, joined and the device in the API; after an unbind, CONNACK 5 as the last error, the device gone and the QR code again")
     func pairingThenJoined() async throws {
         let uuid = CloudJoinTests.uuid()
         let standin = try StandinProcess(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"])
@@ -115,6 +115,16 @@ struct CloudConsoleTests {
             state = try await client.request("GET", "/api/devices/\(devId)")
         }
         #expect(state.status == 200 && Self.field(state, "connected") == .bool(true), "\(state.status) \(state.text)")
+
+        // Removed from its home: CONNACK 5 is the last error, the device leaves the API, and the
+        // console shows the QR code again.
+        try await standin.unbind(uuid: uuid)
+        let again = try #require(try await Self.waitForState("tokenPending", client), "stderr: \(device.stderr)")
+        #expect(again.state == "tokenPending" && again.pairingURL == pairing.pairingURL && again.qrSVG == pairing.qrSVG, "\(again)")
+        #expect(again.lastError?.contains("CONNACK 5") == true, "\(again)")
+        let devicesAfter = try await client.request("GET", "/api/devices")
+        #expect(Self.field(devicesAfter, "total") == .int(0), "\(devicesAfter.text)")
+        #expect(try await client.request("GET", "/api/devices/\(devId)").status == 404)
 
         device.signal(SIGTERM)
         #expect(await device.waitForExit(timeout: .seconds(15)) == 0, "stderr: \(device.stderr)")
