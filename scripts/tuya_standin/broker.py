@@ -46,6 +46,9 @@ class Broker:
         self.passwd = os.path.join(directory, "passwd")
         self.acl = os.path.join(directory, "acl")
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        # "Reloading config." lines mosquitto logged: a reload is waited for (see reload()).
+        self._reloads = 0
         self._uuids = []
         self._devices = {}   # devId -> password
         self._subscriptions = {}   # client id -> set of filters
@@ -60,16 +63,21 @@ class Broker:
             self._uuids = list(uuids_and_authkeys)
 
     def add_device(self, dev_id, sec_key):
-        with self._lock:
-            self._devices[dev_id] = tuyacrypto.mqtt_password(sec_key)
-        self._write_accounts()
-        self.reload()
+        # One change of the accounts at a time, written whole and reloaded before the next: two
+        # activations at once (a fleet) must never let mosquitto load a password file that lacks a
+        # device, which would refuse that device with CONNACK 5 as if it had been unbound.
+        with self._write_lock:
+            with self._lock:
+                self._devices[dev_id] = tuyacrypto.mqtt_password(sec_key)
+            self._write_accounts()
+            self.reload()
 
     def remove_device(self, dev_id):
-        with self._lock:
-            self._devices.pop(dev_id, None)
-        self._write_accounts()
-        self.reload()
+        with self._write_lock:
+            with self._lock:
+                self._devices.pop(dev_id, None)
+            self._write_accounts()
+            self.reload()
 
     def _write_accounts(self):
         with self._lock:
@@ -137,8 +145,17 @@ class Broker:
         threading.Thread(target=self._read_log, name="mosquitto-log", daemon=True).start()
 
     def reload(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGHUP)
+        """SIGHUP, then wait (at most 3 s) until mosquitto logs that it reloads: a device told of
+        its activation right after must find its account there."""
+        if not (self.process and self.process.poll() is None):
+            return
+        with self._lock:
+            before = self._reloads
+        self.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 3
+        with self._lock:
+            while self._reloads <= before and time.monotonic() < deadline:
+                self._subscribed.wait(max(0.0, deadline - time.monotonic()))
 
     def stop(self):
         if self.process and self.process.poll() is None:
@@ -177,6 +194,10 @@ class Broker:
                         self.count("ACL_DENIED")
                     elif "CONNACK" in body:
                         self.count("CONNACK_" + body.rstrip(")").rsplit(" ", 1)[-1])
+                if "Reloading config" in body:
+                    with self._lock:
+                        self._reloads += 1
+                        self._subscribed.notify_all()
                 if "Opening ipv4 listen socket" in body or "mosquitto version" in body and "running" in body:
                     with self._lock:
                         self._subscribed.notify_all()
