@@ -1,5 +1,6 @@
 import ArgumentParser
 import CallRuntime
+import DeviceProfile
 import Emulator
 import Foundation
 import IPCWire
@@ -14,8 +15,8 @@ extension BenchCommand {
             commandName: "fleet",
             abstract: "Start a fleet, load it with calls, stop it; print time to online, memory, latency, shutdown.",
             discussion: """
-                Idle phase: starts `ipcemu fleet --count N` (answer policy: answer at once) on a private \
-                mosquitto and waits until every device is online (time, RSS per device summed over every \
+                Idle phase: starts `ipcemu fleet --count N` (answer policy: answer at once) on --brokers \
+                private mosquittos (its --broker list) and waits until every device is online (time, RSS per device summed over every \
                 fleet process). Load phase: for --seconds, --calls-per-second calls to random idle devices; \
                 each call waits for ring and answer, then hangs up (call -> ring, call -> answer, errors, \
                 lost calls). Shutdown phase: SIGTERM, then the time until every device's retained status \
@@ -29,12 +30,17 @@ extension BenchCommand {
         @Option(help: "Template profile of the devices.") var profile: String = "device-profiles/doorbell.yaml"
         @Option(help: "MQTT event-loop threads of each fleet process.") var threads: Int = 2
         @Option(help: "Passed to ipcemu fleet (forces workers for a test).") var maxDevicesPerProcess: Int?
+        @Option(help: ArgumentHelp(
+            "Private mosquitto processes the bench starts and gives the fleet as its --broker list (each device on the one its devId hashes to); the calls of each broker's devices go through that broker.",
+            valueName: "K"))
+        var brokers: Int = 1
         @Flag(help: "Print the results as one JSON object.") var json = false
 
         func validate() throws {
             guard (1...1_000_000).contains(count) else { throw ValidationError("--count must be 1 to 1000000") }
             guard callsPerSecond >= 0, callsPerSecond <= 100_000 else { throw ValidationError("--calls-per-second must be 0 to 100000") }
             guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be more than 0, at most 3600") }
+            guard (1...64).contains(brokers) else { throw ValidationError("--brokers must be 1 to 64, got \(brokers)") }
             guard callsPerSecond * seconds <= 200_000 else {
                 throw ValidationError("at most 200000 calls per run (--calls-per-second x --seconds): every call is encoded before the load starts")
             }
@@ -42,31 +48,40 @@ extension BenchCommand {
 
         func run() async throws {
             DescriptorBudget.raiseToHardLimit()
-            let broker: MosquittoBroker
-            do {
-                // The bench's own watchers take 10,000s of retained and live messages in bursts:
-                // unbounded queues, so the broker never drops what the bench must see.
-                broker = try MosquittoBroker(MosquittoBroker.Configuration(
-                    maxInflightMessages: 1000, maxQueuedMessages: 0, extraConfiguration: ["max_connections -1"]))
-            } catch {
-                throw ValidationError("cannot start mosquitto: \(error)")
+            var started: [MosquittoBroker] = []
+            defer { for b in started { b.stop() } }
+            for _ in 0..<brokers {
+                do {
+                    // The bench's own watchers take 10,000s of retained and live messages in bursts:
+                    // unbounded queues, so the broker never drops what the bench must see.
+                    started.append(try MosquittoBroker(MosquittoBroker.Configuration(
+                        maxInflightMessages: 1000, maxQueuedMessages: 0, extraConfiguration: ["max_connections -1"])))
+                } catch {
+                    throw ValidationError("cannot start mosquitto: \(error)")
+                }
             }
-            defer { broker.stop() }
+            let list: FleetBrokerList
+            do { list = try FleetBrokerList(urls: started.map(\.url)) } catch { throw ValidationError(error.description) }
+            let brokerURLs = list.urls.joined(separator: ",")
             let template = try loadProfile(profile)
             let ids = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: count)]).devIds(0..<count)
             let topics = ids.map { template.topics(for: $0) }
 
-            // Presence watcher: every device's retained online status.
+            // Presence watchers (one per broker): every device's retained online status.
             let loop = try MQTTEventLoop(threads: 2, name: "bench")
             let presence = PresenceWatch(devIds: ids)
-            let watcher = try MQTTClient(options: broker.clientOptions(clientID: "bench-presence"), eventLoop: loop)
-            watcher.setMessageHandler { presence.received($0) }
-            try watcher.subscribe("smart/device/meta/+/online", qos: 1)
-            watcher.connect()
-            guard await watcher.waitUntilConnected() else { throw ValidationError("bench client could not connect") }
+            var watchers: [MQTTClient] = []
+            for broker in started {
+                let watcher = try MQTTClient(options: broker.clientOptions(clientID: "bench-presence"), eventLoop: loop)
+                watcher.setMessageHandler { presence.received($0) }
+                try watcher.subscribe("smart/device/meta/+/online", qos: 1)
+                watcher.connect()
+                guard await watcher.waitUntilConnected() else { throw ValidationError("bench client could not connect to \(broker.url)") }
+                watchers.append(watcher)
+            }
 
             // Idle phase.
-            var args = ["fleet", "--profile", "\(profile):\(count)", "--broker", broker.url, "--answer", "answer",
+            var args = ["fleet", "--profile", "\(profile):\(count)", "--broker", brokerURLs, "--answer", "answer",
                         "--threads", String(threads), "--json"]
             if let maxDevicesPerProcess { args += ["--max-devices-per-process", String(maxDevicesPerProcess)] }
             let fleet = FleetProcess(arguments: args)
@@ -87,8 +102,8 @@ extension BenchCommand {
             // Load phase.
             var load: LoadResult?
             if callsPerSecond > 0 {
-                load = try await CallLoad(broker: broker, loop: loop, devIds: ids, topics: topics)
-                    .run(rate: callsPerSecond, seconds: seconds)
+                load = try await Self.load(brokers: started, list: list, loop: loop, ids: ids, topics: topics,
+                                           rate: callsPerSecond, seconds: seconds)
             }
 
             // Shutdown phase.
@@ -98,11 +113,11 @@ extension BenchCommand {
             let allOffline = Self.seconds(clock.now - stopSent)
             let exited = await fleet.waitForExit(timeout: .seconds(30))
             let exitedAfter = Self.seconds(clock.now - stopSent)
-            watcher.close()
+            for watcher in watchers { watcher.close() }
             loop.shutdown()
 
             var result: [String: Any] = [
-                "devices": count, "online": onlineCount, "processes": processes,
+                "devices": count, "brokers": brokers, "online": onlineCount, "processes": processes,
                 "timeToOnlineSeconds": timeToOnline, "fleetReportedSeconds": fleetSeconds,
                 "allRetainedOnlineSeen": allSeen,
                 "rssBytes": rss, "rssBytesPerDevice": count > 0 ? rss / count : 0,
@@ -114,7 +129,7 @@ extension BenchCommand {
                 let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
                 say(String(decoding: data, as: UTF8.self))
             } else {
-                say("bench fleet: \(count) devices in \(processes) process\(processes == 1 ? "" : "es") on \(broker.url)")
+                say("bench fleet: \(count) devices in \(processes) process\(processes == 1 ? "" : "es") on \(brokerURLs)")
                 say(String(format: "  idle:     %d online in %.2f s from spawn (fleet says %.2f s); %.1f KB RSS per device (%.1f MB)",
                            onlineCount, timeToOnline, fleetSeconds, Double(rss) / Double(max(1, count)) / 1024, Double(rss) / 1_048_576))
                 if let load {
@@ -128,6 +143,34 @@ extension BenchCommand {
                            count, offline ? String(format: "%.2f s", allOffline) : "NOT within 30 s",
                            exited != nil ? String(format: "%.2f s", exitedAfter) : "NOT within 30 s",
                            exited.map { String($0) } ?? "-"))
+            }
+        }
+
+        /// The load phase: each broker's devices called through that broker, the rate shared in
+        /// proportion to their number, all brokers at once; one result.
+        static func load(brokers: [MosquittoBroker], list: FleetBrokerList, loop: MQTTEventLoop, ids: [String],
+                         topics: [ResolvedTopics], rate: Double, seconds: Double) async throws -> LoadResult {
+            var loads: [(CallLoad, Double)] = []
+            for (b, broker) in brokers.enumerated() {
+                let mine = ids.indices.filter { list.index(of: ids[$0]) == b }
+                guard !mine.isEmpty else { continue }
+                let share = rate * Double(mine.count) / Double(max(1, ids.count))
+                loads.append((try await CallLoad(broker: broker, loop: loop, devIds: mine.map { ids[$0] }, topics: mine.map { topics[$0] }), share))
+            }
+            return try await withThrowingTaskGroup(of: LoadResult.self) { group in
+                for (load, share) in loads { group.addTask { try await load.run(rate: share, seconds: seconds) } }
+                var sum = LoadResult()
+                for try await r in group {
+                    sum.sent += r.sent
+                    sum.rang += r.rang
+                    sum.answered += r.answered
+                    sum.errors += r.errors
+                    sum.lost += r.lost
+                    sum.callToRing += r.callToRing
+                    sum.callToAnswer += r.callToAnswer
+                    sum.errorSamples += r.errorSamples
+                }
+                return sum
             }
         }
 
