@@ -20,6 +20,13 @@ step_done "the build"
 # (qemu, the CLI) must not starve the timing-sensitive end-to-end tests.
 swift test --skip-build --no-parallel "$@"
 step_done "the Swift tests"
+# The deterministic simulation (issue 23, docs/simulation.md), release build in .build-sim: 100,000
+# calls on a fixed seed, then 100,000 on a fresh seed (printed: replay a failure with it). Each
+# prints its calls per second, the faults injected and 0 violations; a violation fails the run.
+swift build -c release --product ipcemu --scratch-path .build-sim 2>&1 | grep -E "error:" || true
+.build-sim/release/ipcemu simulate --seed 23 --calls 100000 --devices 100 --users 300 --faults all
+.build-sim/release/ipcemu simulate --calls 100000 --devices 100 --users 300 --faults all
+step_done "the simulation (2 x 100,000 calls)"
 scripts/check-openapi.sh   # schemathesis against the live control API (docs/control.md)
 step_done "schemathesis"
 # Fuzz smoke (issue 10): the wire, SDP, profile, engine and cloud (issue 21) targets FUZZ_SMOKE_SECONDS (default 20)

@@ -14,7 +14,7 @@ struct CloudFleetOptions: ParsableArguments {
     var cloud: CloudKind?
 
     @Option(help: ArgumentHelp(
-        "Licence file: uuid,authkey per line (a header line uuid,authkey allowed, # comments); one device per line.",
+        "Licence file: uuid,authkey per line (a header line uuid,authkey allowed, # comments); one device per line. --shard i/N keeps block i of N of the rows; past --max-devices-per-process worker processes hold the other blocks.",
         valueName: "FILE.csv"))
     var licences: String?
 
@@ -31,7 +31,7 @@ struct CloudFleetOptions: ParsableArguments {
     var cloudCa: String?
 
     @Option(help: ArgumentHelp(
-        "Join requests (iotdns and activation) the fleet sends the cloud per second, over all its devices; a refused device backs off on its own.",
+        "Join requests (iotdns and activation) the fleet sends the cloud per second, over all its devices (divided among its worker processes); a refused device backs off on its own.",
         valueName: "R"))
     var activationsPerSecond: Double = 2
 
