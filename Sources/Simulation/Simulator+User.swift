@@ -19,6 +19,9 @@ extension Simulator {
             }
             feedUser(u, .call, .received(message))
         case .videoDoorbell(let message):
+            if message.uid == nil || message.uid == users[u].userId {
+                note("u\(u) <- video_doorbell \(message.event.rawValue) \(message.eData)")
+            }
             feedUser(u, .doorbell, .receivedDoorbell(message))
         case .doorbellPress(let press):
             note("u\(u) <- 43 \(press.edata) from \(press.devId)")

@@ -201,3 +201,11 @@ extension Simulator where DeviceEngine == DeviceSideEngine {
 extension String {
     func padded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
+
+/// Runs the real engines (`Simulator<DeviceSideEngine>`), from inside this module so the optimiser
+/// specialises the simulator for them (a generic class used from another module runs unspecialised).
+public enum Simulation {
+    public static func run(_ config: SimulationConfig, trace: ((String) -> Void)? = nil) -> SimulationReport {
+        Simulator(config: config, trace: trace).run()
+    }
+}

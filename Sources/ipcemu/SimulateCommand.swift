@@ -73,7 +73,7 @@ struct SimulateCommand: ParsableCommand {
         let clock = ContinuousClock()
         let started = clock.now
         let trace: ((String) -> Void)? = replay ? { print($0) } : nil
-        let report = Simulator(config: config, trace: trace).run()
+        let report = Simulation.run(config, trace: trace)
         let wall = clock.now - started
         let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
         printReport(report, wallSeconds: seconds)
@@ -82,7 +82,7 @@ struct SimulateCommand: ParsableCommand {
         print("FAILED: \(violation)")
         if !noShrink, !replay {
             print("shrinking ...")
-            if let shrunk = Shrinker.shrink(config, run: { Simulator(config: $0).run() }) {
+            if let shrunk = Shrinker.shrink(config, run: { Simulation.run($0) }) {
                 print("smallest failing run (\(shrunk.runs) runs): \(shrunk.violation)")
                 print("replay: ipcemu simulate \(shrunk.config.replayArguments) --replay")
             }
