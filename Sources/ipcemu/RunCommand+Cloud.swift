@@ -39,7 +39,7 @@ struct IotDNSAddress: ExpressibleByArgument, Sendable {
 
 /// The options of `ipcemu run` for joining a cloud (PROTOCOL.md 9, issue 21).
 struct CloudRunOptions: ParsableArguments {
-    @Option(help: "Join a cloud as a device instead of a broker: tuya (pair with the QR code it prints, activate, then run on the cloud's broker).")
+    @Option(help: "Join a cloud as a device instead of a broker: tuya (pair with the QR code it prints, also on the web console with --control, activate, then run on the cloud's broker).")
     var cloud: CloudKind?
 
     @Option(help: "Tuya licence: the device's uuid (from the Tuya IoT platform).")
