@@ -44,6 +44,9 @@ public struct SimulationReport: Sendable {
     public var refusalRepliesDropped = 0
     public var offersRefused = 0
     public var linksOpened = 0
+    /// Rings for a session the same side had already ended (a duplicate or late `call` or 43):
+    /// not a broken invariant (each ring ends once), but a person sees a call that is over.
+    public var ghostRings = 0
     public var simulatedMs: Int64 = 0
     /// Every step's time, kind and node, hashed (FNV-1a): equal for equal runs.
     public var traceHash: UInt64 = 0

@@ -78,6 +78,7 @@ extension Simulator {
                 if let open = devices[d].open {
                     violation("busy-rings-once", "d\(d) rang for \(session) while in \(open)")
                 }
+                noteGhost(devId, session)
                 openDevice(d, session, kind: .appCallsDevice)
                 if devices[d].manual { scheduleHumanDecision(.device(d), .call, session: session) }
             case .announcePress(let callId):
@@ -107,6 +108,14 @@ extension Simulator {
         }
     }
 
+    /// A ring for a session this side has already ended (PROTOCOL.md 3.1.2 covers only a repeated
+    /// call for the session a side still has).
+    func noteGhost(_ side: String, _ session: String) {
+        guard endedSessionHashes.contains(StableHash.of(side + "/" + session)) else { return }
+        report.ghostRings += 1
+        note("\(side) rings again for \(session), which it has ended (a duplicate or late message)")
+    }
+
     private func openDevice(_ d: Int, _ session: String, kind: CallKind) {
         devices[d].open = session
         ledger.open(session, kind: kind)
@@ -114,6 +123,7 @@ extension Simulator {
 
     private func deviceEnded(_ d: Int, _ record: CallRecord) {
         let s = record.sessionId
+        endedSessionHashes.insert(StableHash.of(devices[d].devId + "/" + s))
         note("d\(d) ended \(s) \(OutcomeRules.describe(record))")
         if devices[d].open == s {
             devices[d].open = nil

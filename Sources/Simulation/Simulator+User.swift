@@ -70,6 +70,7 @@ extension Simulator {
                 if let open = users[u].open(slot) {
                     violation("busy-rings-once", "u\(u) rang for \(session) while in \(open)")
                 }
+                noteGhost(users[u].userId, session)
                 openUser(u, slot, session, kind: slot == .call ? .deviceCallsApps : .doorbell)
                 scheduleHumanDecision(.user(u), slot, session: session)
             case .expectMediaLink(let session, let peer):
@@ -105,6 +106,7 @@ extension Simulator {
 
     private func userEnded(_ u: Int, _ slot: EngineSlot, _ record: CallRecord) {
         let s = record.sessionId
+        endedSessionHashes.insert(StableHash.of(users[u].userId + "/" + s))
         note("u\(u) ended \(s) \(OutcomeRules.describe(record))")
         if users[u].open(slot) == s {
             users[u].setOpen(slot, nil)

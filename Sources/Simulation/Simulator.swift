@@ -27,6 +27,8 @@ public final class Simulator<DeviceEngine: SimulatedDeviceEngine> {
     /// Last delivery time per (sender, receiver): MQTT keeps one publisher's order per subscriber.
     var lastDelivery: [Int64: Int64] = [:]
     var usedSessionHashes: Set<UInt64> = []
+    /// (side, session) pairs that have ended, hashed: a ring for one of them again is a ghost.
+    var endedSessionHashes: Set<UInt64> = []
     var partitions: [Int: [NodeRef]] = [:]
     var nextPartition = 0
     var workloadDone = false

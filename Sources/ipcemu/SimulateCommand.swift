@@ -97,6 +97,7 @@ struct SimulateCommand: ParsableCommand {
         print("wall time: \(String(format: "%.2f", wallSeconds)) s, \(String(format: "%.0f", perSecond)) calls per second")
         print("faults injected: " + r.faults.lines.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
         print("hostile: \(r.hostileMessages) messages, \(r.decodeRefusals) undecodable, \(r.engineRefusals) refused by engines, refusal replies \(r.refusalRepliesSent) sent / \(r.refusalRepliesDropped) dropped by the limiter, \(r.offersRefused) offers refused")
+        print("ghost rings (a side rang again for a call it had ended): \(r.ghostRings)")
         print("checked: \(r.pairsChecked) outcome pairs of clean calls, \(r.faultedCalls) calls touched by a fault\(r.drained ? ", drained" : ", stopped early")")
         print("trace hash: \(String(r.traceHash, radix: 16))")
         print("invariant violations: \(r.violations.count)")
