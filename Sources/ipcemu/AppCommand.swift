@@ -264,6 +264,9 @@ extension AppCommand {
             if let videoSession {
                 let stats = await app.videoStats(sessionId: videoSession) ?? VideoStats()
                 say("video summary: \(stats.summary)")
+                if let steps = await app.videoLinkTimeline(sessionId: videoSession), let line = Self.steps(steps, stats) {
+                    say(line)
+                }
                 if let report = await app.hevcReport(sessionId: videoSession) { say("hevc summary: \(report.summary)") }
             }
             await app.stop()
@@ -279,6 +282,14 @@ extension AppCommand {
                               answer.timeIntervalSince(made) * 1000)
             }
             return "           video: link not ready at the answer (its offer was not made yet)"
+        }
+
+        /// Where answer -> first frame went: the offer out, the device's 302 answer, ICE+DTLS, the frame.
+        static func steps(_ steps: LinkTimeline, _ stats: VideoStats) -> String? {
+            guard let answer = steps.callAnswered else { return nil }
+            func ms(_ date: Date?) -> String { date.map { String(format: "%.0f ms", $0.timeIntervalSince(answer) * 1000) } ?? "-" }
+            return "video steps after the answer: offer sent \(ms(steps.offerSent)), device's 302 answer \(ms(steps.answerReceived)),"
+                + " connected \(ms(steps.connected)), first frame \(ms(stats.firstFrameAt))"
         }
 
         /// `--switch-after`: to `first`, then back, each `every` seconds apart; reports the size the
