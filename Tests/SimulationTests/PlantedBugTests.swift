@@ -52,6 +52,7 @@ struct ForgetsRejections: SimulatedDeviceEngine {
         #expect(shrunk.violation.rule == "busy-rings-once")
         let steps = try #require(shrunk.config.maxSteps)
         #expect(steps < 50, "shrunk to \(shrunk.config.replayArguments): \(shrunk.violation)")
+        print("planted bug (rings twice when busy) shrunk in \(shrunk.runs) runs to \(steps) steps: \(shrunk.config.replayArguments): \(shrunk.violation)")
         // The shrunk prefix replays to the same violation, and one step less passes.
         let replay = run(shrunk.config)
         #expect(replay.violations.first == shrunk.violation)
