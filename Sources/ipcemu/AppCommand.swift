@@ -126,6 +126,8 @@ extension AppCommand {
         @Option(help: "Hang up this many seconds after the answer (default: stay until the device ends the call or Ctrl-C).")
         var hangupAfter: Double?
         @Option(help: "Heartbeat interval in seconds.") var heartbeatInterval: Double = 10
+        @Option(help: "Seconds without the device's heartbeat before the app stops the call with heartbeat_timeout (default: three heartbeat intervals).")
+        var heartbeatTimeout: Double?
         @Flag(help: "Once answered, open the P2P link and receive, decode and measure the device's video.")
         var video = false
         @Option(help: "Which stream to ask for with --video.") var stream: StreamOption = .main
@@ -144,9 +146,10 @@ extension AppCommand {
         var relayOnly = false
 
         func validate() throws {
-            guard timeout > 0 else { throw ValidationError("--timeout must be positive; got \(timeout)") }
+            guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be 1 to 86400 seconds; got \(timeout)") }
             if let h = hangupAfter, !(h >= 0 && h.isFinite) { throw ValidationError("--hangup-after must be zero or more seconds") }
-            guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
+            guard heartbeatInterval > 0, heartbeatInterval <= 86_400 else { throw ValidationError("--heartbeat-interval must be more than 0 and at most 86400 seconds") }
+            if let t = heartbeatTimeout, !(t > 0 && t <= 86_400) { throw ValidationError("--heartbeat-timeout must be more than 0 and at most 86400 seconds") }
             if let s = switchAfter, !(s > 0 && s.isFinite) { throw ValidationError("--switch-after must be a positive number of seconds") }
             if hevc, sendVideo { throw ValidationError("--hevc and --send-video do not go together (the HEVC offer has no RTP video)") }
             let ice = try iceConfiguration()
@@ -169,14 +172,15 @@ extension AppCommand {
         var wantsVideo: Bool { video || sendVideo || saveFrames != nil || switchAfter != nil || hevc }
 
         func run() async throws {
-            let hbMs = Int64(heartbeatInterval * 1000)
+            let hbMs = Int64((heartbeatInterval * 1000).rounded())
+            let timeoutMs = heartbeatTimeout.map { Int64(($0 * 1000).rounded()) } ?? hbMs * 3
             let ice = try iceConfiguration()
             // GStreamer's plugins and the DTLS certificate load while the broker connects (a few
             // hundred ms in a fresh process), off the answer -> first frame path (docs/webrtc.md).
             if wantsVideo { DispatchQueue.global(qos: .userInitiated).async { GStreamerRuntime.preloadPlugins() } }
             let sendFormat = sendVideo ? VideoFormat(width: 640, height: 360, fps: 15) : nil
             let app = try await connection.makeApp(config: AppEngineConfig(
-                userId: connection.user, heartbeatIntervalMs: hbMs, heartbeatTimeoutMs: hbMs * 3))
+                userId: connection.user, heartbeatIntervalMs: hbMs, heartbeatTimeoutMs: timeoutMs))
             let address = try connection.address(devId: devId)
             try await app.add(address)
             let events = await app.events()
@@ -367,8 +371,8 @@ extension AppCommand {
         var video = false
 
         func validate() throws {
-            guard heartbeatInterval > 0, heartbeatInterval.isFinite else { throw ValidationError("--heartbeat-interval must be positive") }
-            guard ringTimeout > 0, ringTimeout.isFinite else { throw ValidationError("--ring-timeout must be positive") }
+            guard heartbeatInterval > 0, heartbeatInterval <= 86_400 else { throw ValidationError("--heartbeat-interval must be more than 0 and at most 86400 seconds") }
+            guard ringTimeout > 0, ringTimeout <= 86_400 else { throw ValidationError("--ring-timeout must be more than 0 and at most 86400 seconds") }
             if let h = hangupAfter, !(h >= 0 && h.isFinite) { throw ValidationError("--hangup-after must be zero or more seconds") }
             guard answerDelay >= 0, answerDelay.isFinite else { throw ValidationError("--answer-delay must be zero or more seconds") }
             if let calls, calls < 1 { throw ValidationError("--calls must be at least 1") }
