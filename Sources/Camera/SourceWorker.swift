@@ -1,25 +1,14 @@
 import Foundation
-
-/// A mutex around a value (Foundation's NSLock; Synchronization.Mutex needs macOS 15).
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
+import Synchronization
 
 /// The thread a frame source runs on: started once, stopped once, `stop` waits for the loop to
 /// return (unless called from the loop itself, through the sink).
-final class SourceWorker: @unchecked Sendable {
+final class SourceWorker: Sendable {
     private enum State { case idle, running, stopping, stopped }
-    private let state = Locked(State.idle)
+    private let state = Mutex(State.idle)
     private let finished = DispatchSemaphore(value: 0)
     private let threadName: String
-    private let threadID = Locked<pthread_t?>(nil)
+    private let threadID = Mutex<pthread_t?>(nil)
 
     init(name: String) { self.threadName = name }
 
@@ -36,7 +25,7 @@ final class SourceWorker: @unchecked Sendable {
             return true
         }
         guard ok else { throw .alreadyStarted }
-        let thread = Thread { [threadID, finished] in
+        let thread = Thread { [self] in
             threadID.withLock { $0 = pthread_self() }
             loop()
             finished.signal()

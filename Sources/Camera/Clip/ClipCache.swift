@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 
 /// Parsed clips, one per file per process: devices naming the same file (unchanged since it was
 /// parsed) share one copy. H.264 and H.265 clips each keep one.
 final class ClipCache<Clip: Sendable>: Sendable {
-    private let entries = Locked<[String: (modified: Date?, clip: Clip)]>([:])
+    private let entries = Mutex<[String: (modified: Date?, clip: Clip)]>([:])
 
     /// The clip of `path`, parsed by `load` unless a copy of the same file is here already.
     func clip(at path: String, load: (String) throws(CameraError) -> Clip) throws(CameraError) -> Clip {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A pre-encoded H.264 or H.265 clip played in a loop, in real time, as access units: no encoder
 /// at all, so one clip can feed any number of calls (DESIGN.md "Scale"). Access unit n goes out at
 /// start + n/fps (absolute deadlines); timestamps and sequence numbers keep counting across the
@@ -12,7 +14,7 @@ public final class ClipLoopSource: FrameSource {
     public let fps: Double
     private let label: String
     private let worker: SourceWorker
-    private let sinkBox = Locked<(@Sendable (FrameSourceEvent) -> Void)?>(nil)
+    private let sinkBox = Mutex<(@Sendable (FrameSourceEvent) -> Void)?>(nil)
 
     /// `fps` nil uses the clip's own rate (SPS timing), else 30.
     public convenience init(clip: H264Clip, fps: Double? = nil, label: String = "clip") throws(CameraError) {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// What a finished left message is.
 public struct MessageRecording: Sendable, Equatable {
@@ -35,7 +36,7 @@ public struct MessageRecording: Sendable, Equatable {
 /// are skipped; it returns false once `seconds` of video are in), `waitUntilFull`, then
 /// `finish()`, which sends end of stream and waits until the muxer has written the file. `cancel()`
 /// stops and removes the file. Thread-safe.
-public final class MessageRecorder: @unchecked Sendable {
+public final class MessageRecorder: Sendable {
     /// The encoded video taken.
     public enum VideoCodec: String, Sendable, Equatable {
         case h264, h265
@@ -51,16 +52,19 @@ public final class MessageRecorder: @unchecked Sendable {
     public let audio: MessageAudio
     public let audioEncoder: String?
     private let pipeline: GStreamerPipeline
-    private let lock = NSLock()
-    private var state = State.built
-    private var firstAtNs: UInt64?
-    private var lastAtNs: UInt64?
-    private var frames = 0
-    private var full = false
-    private var fullWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
-    /// Waiters whose timeout came before they began to wait.
-    private var expired: Set<Int> = []
+    private let guarded = Mutex(Guarded())
+
+    private struct Guarded {
+        var state = State.built
+        var firstAtNs: UInt64?
+        var lastAtNs: UInt64?
+        var frames = 0
+        var full = false
+        var fullWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
+        /// Waiters whose timeout came before they began to wait.
+        var expired: Set<Int> = []
+    }
 
     private enum State { case built, playing, ended }
 
@@ -95,16 +99,16 @@ public final class MessageRecorder: @unchecked Sendable {
 
     /// Plays the pipeline (the sound starts now; the video at the first key frame taken).
     public func start() throws(CameraError) {
-        let mayStart = lock.withLock { () -> Bool in
-            guard state == .built else { return false }
-            state = .playing
+        let mayStart = guarded.withLock { g -> Bool in
+            guard g.state == .built else { return false }
+            g.state = .playing
             return true
         }
         guard mayStart else { throw .alreadyStarted }
         do {
             try pipeline.play()
         } catch {
-            lock.withLock { state = .ended }
+            guarded.withLock { $0.state = .ended }
             pipeline.stop()
             try? FileManager.default.removeItem(atPath: path)
             throw error
@@ -117,17 +121,17 @@ public final class MessageRecorder: @unchecked Sendable {
     @discardableResult
     public func take(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool) -> Bool {
         let now = Clocks.monotonicNs()
-        let (push, more, waiters): (Bool, Bool, [CheckedContinuation<Void, Never>]) = lock.withLock {
-            guard state == .playing, !full else { return (false, false, []) }
-            guard let first = firstAtNs ?? (isKeyFrame ? now : nil) else { return (false, true, []) }
+        let (push, more, waiters): (Bool, Bool, [CheckedContinuation<Void, Never>]) = guarded.withLock { g in
+            guard g.state == .playing, !g.full else { return (false, false, []) }
+            guard let first = g.firstAtNs ?? (isKeyFrame ? now : nil) else { return (false, true, []) }
             if now &- first >= UInt64(seconds) * 1_000_000_000 {
-                full = true
-                defer { fullWaiters = [:] }
-                return (false, false, Array(fullWaiters.values))
+                g.full = true
+                defer { g.fullWaiters = [:] }
+                return (false, false, Array(g.fullWaiters.values))
             }
-            firstAtNs = first
-            lastAtNs = now
-            frames += 1
+            g.firstAtNs = first
+            g.lastAtNs = now
+            g.frames += 1
             return (true, true, [])
         }
         for waiter in waiters { waiter.resume() }
@@ -149,17 +153,17 @@ public final class MessageRecorder: @unchecked Sendable {
     }
 
     /// Whether `seconds` of video are in.
-    public var isFull: Bool { lock.withLock { full } }
+    public var isFull: Bool { guarded.withLock { $0.full } }
 
     /// Video access units taken so far.
-    public var framesTaken: Int { lock.withLock { frames } }
+    public var framesTaken: Int { guarded.withLock { $0.frames } }
 
     /// Waits until `seconds` of video are in; false after `timeout` (a camera that sends nothing:
     /// `finish` then ends the file with what it has, or throws when it has nothing).
     public func waitUntilFull(timeout: Duration) async -> Bool {
-        let id = lock.withLock { () -> Int in
-            nextWaiter += 1
-            return nextWaiter
+        let id = guarded.withLock { g -> Int in
+            g.nextWaiter += 1
+            return g.nextWaiter
         }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
@@ -167,12 +171,12 @@ public final class MessageRecorder: @unchecked Sendable {
         }
         defer {
             timer.cancel()
-            lock.withLock { _ = expired.remove(id) }
+            guarded.withLock { _ = $0.expired.remove(id) }
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock { () -> Bool in
-                if full || state != .playing || expired.remove(id) != nil { return true }
-                fullWaiters[id] = continuation
+            let now = guarded.withLock { g -> Bool in
+                if g.full || g.state != .playing || g.expired.remove(id) != nil { return true }
+                g.fullWaiters[id] = continuation
                 return false
             }
             if now { continuation.resume() }
@@ -182,9 +186,9 @@ public final class MessageRecorder: @unchecked Sendable {
 
     /// Resumes one waiter (its timeout), if it still waits.
     private func wake(_ id: Int) {
-        lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            guard let waiter = fullWaiters.removeValue(forKey: id) else {
-                expired.insert(id)
+        guarded.withLock { g -> CheckedContinuation<Void, Never>? in
+            guard let waiter = g.fullWaiters.removeValue(forKey: id) else {
+                g.expired.insert(id)
                 return nil
             }
             return waiter
@@ -192,18 +196,18 @@ public final class MessageRecorder: @unchecked Sendable {
     }
 
     private func wakeWaiters() {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            defer { fullWaiters = [:] }
-            return Array(fullWaiters.values)
+        let waiters = guarded.withLock { g -> [CheckedContinuation<Void, Never>] in
+            defer { g.fullWaiters = [:] }
+            return Array(g.fullWaiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
 
     private func markFull() {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            full = true
-            defer { fullWaiters = [:] }
-            return Array(fullWaiters.values)
+        let waiters = guarded.withLock { g -> [CheckedContinuation<Void, Never>] in
+            g.full = true
+            defer { g.fullWaiters = [:] }
+            return Array(g.fullWaiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -213,11 +217,11 @@ public final class MessageRecorder: @unchecked Sendable {
     /// (see `finished(timeout:)`). Throws, and removes the file, when no video came or GStreamer
     /// failed.
     public func finish(timeout: Duration = .seconds(15)) throws(CameraError) -> MessageRecording {
-        let (wasPlaying, frames, first, last) = lock.withLock { () -> (Bool, Int, UInt64?, UInt64?) in
-            let was = state == .playing
-            state = .ended
-            full = true
-            return (was, self.frames, firstAtNs, lastAtNs)
+        let (wasPlaying, frames, first, last) = guarded.withLock { g -> (Bool, Int, UInt64?, UInt64?) in
+            let was = g.state == .playing
+            g.state = .ended
+            g.full = true
+            return (was, g.frames, g.firstAtNs, g.lastAtNs)
         }
         wakeWaiters()
         guard wasPlaying else { throw .encoder("the message recorder was not recording") }
@@ -260,9 +264,9 @@ public final class MessageRecorder: @unchecked Sendable {
 
     /// Stops without finishing; the partial file is removed.
     public func cancel() {
-        lock.withLock {
-            state = .ended
-            full = true
+        guarded.withLock { g in
+            g.state = .ended
+            g.full = true
         }
         wakeWaiters()
         pipeline.stop()

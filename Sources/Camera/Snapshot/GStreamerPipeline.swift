@@ -1,12 +1,14 @@
 import CGStreamer
 import CGstCore
+import Synchronization
 
 /// A GStreamer pipeline fed through an appsrc and drained through an appsink, without a GLib main
 /// loop: `push` and `pull` block the calling thread only. Errors on the bus surface as thrown
 /// `CameraError.encoder` from `pull` and `waitForEnd`.
+// @unchecked: holds GstElement pointers (C objects; GStreamer locks them itself).
 public final class GStreamerPipeline: @unchecked Sendable {
     private let pipeline: UnsafeMutablePointer<GstElement>
-    private var elements: [String: UnsafeMutablePointer<GstElement>] = [:]
+    private let elements = Mutex<[String: UnsafeMutablePointer<GstElement>]>([:])
     public let description: String
 
     /// Builds a pipeline from gst-launch syntax. Name the appsrc `src` and the appsink `sink`
@@ -26,7 +28,7 @@ public final class GStreamerPipeline: @unchecked Sendable {
 
     deinit {
         _ = cgst_element_set_state(pipeline, CGST_STATE_NULL)
-        for element in elements.values { cgst_object_unref(element) }
+        elements.withLock { for element in $0.values { cgst_object_unref(element) } }
         cgst_object_unref(pipeline)
     }
 
@@ -37,12 +39,14 @@ public final class GStreamerPipeline: @unchecked Sendable {
     }
 
     private func element(_ name: String) throws(CameraError) -> UnsafeMutablePointer<GstElement> {
-        if let e = elements[name] { return e }
-        guard let e = cgst_bin_get_element(pipeline, name) else {
-            throw .encoder("no element named \(name) in \"\(description)\"")
+        let found = elements.withLock { cache -> UnsafeMutablePointer<GstElement>? in
+            if let e = cache[name] { return e }
+            guard let e = cgst_bin_get_element(pipeline, name) else { return nil }
+            cache[name] = e
+            return e
         }
-        elements[name] = e
-        return e
+        guard let found else { throw .encoder("no element named \(name) in \"\(description)\"") }
+        return found
     }
 
     public func play() throws(CameraError) {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The synthetic camera: the stamped test pattern (TestPatternGenerator) at any size and frame
 /// rate, paced in real time. Frame n is due at start + n/fps on the monotonic clock (absolute
 /// deadlines, so the rate never drifts); when the consumer or the machine falls more than a frame
@@ -8,7 +10,7 @@ public final class TestPatternSource: FrameSource {
     public let height: Int
     public let fps: Double
     private let worker: SourceWorker
-    private let sinkBox = Locked<(@Sendable (FrameSourceEvent) -> Void)?>(nil)
+    private let sinkBox = Mutex<(@Sendable (FrameSourceEvent) -> Void)?>(nil)
 
     public init(width: Int, height: Int, fps: Double) throws(CameraError) {
         guard fps > 0, fps <= 1000, fps.isFinite else { throw .invalidConfig("test pattern fps \(fps): needs 0 < fps <= 1000") }

@@ -4,6 +4,7 @@ import Foundation
 /// The device operations the V4L2 source uses: a `cv4l2_driver` table (libv4l2 for real, a fake
 /// camera in tests) and how to find candidate device nodes. Every call returns 0 (or a file
 /// descriptor) or -errno.
+// @unchecked: `cv4l2_driver` is a C table of function pointers (stateless, never mutated after setup).
 public struct V4L2Driver: @unchecked Sendable {
     public var table: cv4l2_driver
     /// The device nodes to scan when a camera is named rather than given by path.

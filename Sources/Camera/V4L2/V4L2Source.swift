@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A V4L2 camera (USB webcam, Pi camera, vivid) through libv4l2: opened by path or by card name,
 /// the best format negotiated (V4L2Negotiation), mmap streaming, real capture timestamps.
 ///
@@ -41,8 +43,8 @@ public final class V4L2Source: FrameSource {
     public let retry: Retry
     private let driver: V4L2Driver
     private let worker: SourceWorker
-    private let sinkBox = Locked<(@Sendable (FrameSourceEvent) -> Void)?>(nil)
-    private let skips = Locked<(count: Int, last: String?)>((0, nil))
+    private let sinkBox = Mutex<(@Sendable (FrameSourceEvent) -> Void)?>(nil)
+    private let skips = Mutex<(count: Int, last: String?)>((0, nil))
 
     public init(
         device: Device, request: V4L2Negotiation.Request, bufferCount: Int = 4, retry: Retry = Retry(),
@@ -64,12 +66,12 @@ public final class V4L2Source: FrameSource {
 
     public func start(_ sink: @escaping @Sendable (FrameSourceEvent) -> Void) throws(CameraError) {
         sinkBox.withLock { $0 = sink }
-        let (driver, device, request, bufferCount, retry, worker, skips) =
-            (driver, device, request, bufferCount, retry, worker, skips)
+        let (driver, device, request, bufferCount, retry, worker) =
+            (driver, device, request, bufferCount, retry, worker)
         try worker.start {
             var loop = CaptureLoop(driver: driver, device: device, request: request, bufferCount: bufferCount,
                                    retry: retry, shouldStop: { worker.shouldStop }, sink: sink,
-                                   skipped: { why in skips.withLock { $0 = ($0.count + 1, why) } })
+                                   skipped: { why in self.skips.withLock { $0 = ($0.count + 1, why) } })
             loop.run()
         }
     }
