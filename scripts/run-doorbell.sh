@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
-# The main job in one step: install what is missing, build, and run a virtual video doorbell on a
-# private (embedded) mosquitto broker with the stamped test-pattern camera. It prints the broker URL
-# and the exact `ipcemu app call` command that calls it. Ctrl-C hangs up and exits.
+# The main job in one step: run a virtual video doorbell on a private (embedded) mosquitto broker
+# with the stamped test-pattern camera. It prints the broker URL and the exact `ipcemu app call`
+# command that calls it. Ctrl-C hangs up and exits.
+# The fastest way there: a prebuilt package in dist/ (ipcemu_<version>_<arch>.deb, made by
+# scripts/package-deb.sh) is installed with apt-get, which brings its runtime libraries; no Swift
+# needed. Without one (or with IPCEMU_FROM_SOURCE=1), what is missing is installed and ipcemu is
+# built from source (release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+arch="$(dpkg --print-architecture 2>/dev/null || true)"
+deb="$(ls -t dist/ipcemu_*_"${arch:-none}".deb 2>/dev/null | head -1 || true)"
+if [ -n "$deb" ] && [ -z "${IPCEMU_FROM_SOURCE:-}" ]; then
+  version="$(dpkg-deb -f "$deb" Version)"
+  if [ "$(dpkg-query -W -f='${Status} ${Version}' ipcemu 2>/dev/null || true)" != "install ok installed $version" ]; then
+    echo "run-doorbell: installing $deb (apt-get brings GStreamer, libmosquitto, mosquitto, ...)"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq "./$deb"
+  fi
+  exec /usr/bin/ipcemu run --profile /usr/share/ipcemu/device-profiles/doorbell.yaml "$@"
+fi
 scripts/install-deps.sh
 echo "run-doorbell: building ipcemu (release; the first build takes a few minutes)"
 log=$(mktemp -t ipcemu-build.XXXXXX)
