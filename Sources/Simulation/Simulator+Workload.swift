@@ -15,6 +15,10 @@ extension Simulator {
 
     func startNextCall() {
         guard !workloadDone else { return }
+        guard report.callsStarted < config.calls else {
+            workloadDone = true
+            return
+        }
         defer {
             if report.callsStarted >= config.calls || report.startsRefused > 4 * max(1, config.calls) {
                 workloadDone = true
