@@ -35,7 +35,7 @@ public enum MosquittoBrokerError: Error, Sendable, Equatable, CustomStringConver
 ///
 /// `stop()` and `kill()` end the process; `restart()` brings it back on the same port(s) (for
 /// broker-restart tests). Deinitialising stops it and deletes the directory.
-public final class MosquittoBroker: @unchecked Sendable {
+public final class MosquittoBroker: Sendable {
     public struct Configuration: Sendable, Equatable {
         /// The mosquitto executable; default: /usr/sbin/mosquitto, else PATH.
         public var executable: String?

@@ -8,6 +8,7 @@ import Glibc
 ///
 /// Every libmosquitto call on `handle` happens with `mutex` held (`locked` / `loopLocked`). Where the
 /// connection is and whether the client wants one is `lifecycle` (ConnectionLifecycle.swift).
+// @unchecked: wraps a libmosquitto handle (OpaquePointer); its state is guarded by `mutex` by hand.
 final class ClientConnection: @unchecked Sendable {
     let options: MQTTClientOptions
     let worker: EventLoopWorker

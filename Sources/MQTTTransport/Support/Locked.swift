@@ -3,9 +3,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// A pthread mutex with a stable address (a class, so it is never moved or copied).
 /// Not recursive: code holding it must not call back into anything that takes it again.
+// @unchecked: owns a C pthread_mutex_t, which must stay at one address (ClientConnection holds it
+// across libmosquitto calls and their callbacks).
 final class PThreadMutex: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -31,17 +34,14 @@ final class PThreadMutex: @unchecked Sendable {
     }
 }
 
-/// A value guarded by a mutex.
-final class Locked<Value>: @unchecked Sendable {
-    private let mutex = PThreadMutex()
-    private var value: Value
+/// A value guarded by a `Synchronization.Mutex`, as a class so that closures can share it.
+final class Locked<Value>: Sendable {
+    private let mutex: Mutex<Value>
 
-    init(_ value: Value) { self.value = value }
+    init(_ value: sending Value) { mutex = Mutex(value) }
 
-    func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
-        mutex.lock()
-        defer { mutex.unlock() }
-        return try body(&value)
+    func withLock<T, E: Error>(_ body: (inout sending Value) throws(E) -> sending T) throws(E) -> sending T {
+        try mutex.withLock(body)
     }
 
     var snapshot: Value { withLock { $0 } }
