@@ -66,6 +66,7 @@ extension EndToEnd {
                 try await alice.prepareVideo(sessionId: sid)
                 #expect(await VideoCall.until(.seconds(20)) { await alice.preparedVideoTimeline(sessionId: sid)?.offerMade != nil })
                 #expect(GStreamerRuntime.runningPipelineCount == baseline + 1)
+                #expect(await events.first { $0.receivedEvent(.ring) } != nil)
 
                 try await h.device.reject()
                 let ended = await events.first(within: .seconds(5)) { $0.endedRecord }
@@ -116,6 +117,7 @@ extension EndToEnd {
                 let (alice, events) = try await h.app("user-alice")
                 let sid = try await alice.startCall(devId: h.devId, timeoutSeconds: 20)
                 try await alice.prepareVideo(sessionId: sid)
+                #expect(await events.first { $0.receivedEvent(.ring) } != nil)
                 try await h.device.answer()
                 #expect(await events.first { $0.receivedEvent(.answer) } != nil)
                 #expect(try await alice.openVideo(decodes: false) == sid)
