@@ -4,6 +4,7 @@ import CallRuntime
 import ControlAPISpec
 import Emulator
 import Foundation
+import Synchronization
 import IPCWire
 import MQTTTransport
 import WebRTCLink
@@ -229,18 +230,17 @@ public actor ConsolePhone {
 }
 
 /// The device's 302 answer and candidates for one session, as they arrive.
-final class SignalCollector: @unchecked Sendable {
+final class SignalCollector: Sendable {
     struct Seen {
         var answer: String?
         var candidates: [(line: String, mLineIndex: Int)] = []
         var ended = false
         var disconnect: Int64?
     }
-    private let lock = NSLock()
-    private var seen = Seen()
+    private let seen = Mutex(Seen())
 
     func add(_ body: SignalBody) {
-        lock.withLock {
+        seen.withLock { seen in
             switch body {
             case .answer(let a): seen.answer = a.sdp
             case .candidate(let c):
@@ -251,5 +251,5 @@ final class SignalCollector: @unchecked Sendable {
         }
     }
 
-    var snapshot: Seen { lock.withLock { seen } }
+    var snapshot: Seen { seen.withLock { $0 } }
 }

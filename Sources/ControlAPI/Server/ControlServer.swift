@@ -1,6 +1,7 @@
 import AppSimulator
 import CallRuntime
 import Foundation
+import Synchronization
 import Hummingbird
 import HummingbirdCore
 import IPCWire
@@ -160,26 +161,28 @@ public final class ControlServer: @unchecked Sendable {
 }
 
 /// Resolves once with the bound port or why binding failed.
-final class StartSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<Int, ControlError>?
-    private var waiter: CheckedContinuation<Result<Int, ControlError>, Never>?
+final class StartSignal: Sendable {
+    private struct State {
+        var result: Result<Int, ControlError>?
+        var waiter: CheckedContinuation<Result<Int, ControlError>, Never>?
+    }
+    private let state = Mutex(State())
 
     func fire(_ r: Result<Int, ControlError>) {
-        let w = lock.withLock { () -> CheckedContinuation<Result<Int, ControlError>, Never>? in
-            guard result == nil else { return nil }
-            result = r
-            defer { waiter = nil }
-            return waiter
+        let w = state.withLock { s -> CheckedContinuation<Result<Int, ControlError>, Never>? in
+            guard s.result == nil else { return nil }
+            s.result = r
+            defer { s.waiter = nil }
+            return s.waiter
         }
         w?.resume(returning: r)
     }
 
     func wait() async -> Result<Int, ControlError> {
         await withCheckedContinuation { c in
-            let ready = lock.withLock { () -> Result<Int, ControlError>? in
-                if let result { return result }
-                waiter = c
+            let ready = state.withLock { s -> Result<Int, ControlError>? in
+                if let result = s.result { return result }
+                s.waiter = c
                 return nil
             }
             if let ready { c.resume(returning: ready) }

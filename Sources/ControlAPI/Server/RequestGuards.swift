@@ -1,5 +1,6 @@
 import CallEngine
 import Foundation
+import Synchronization
 import HTTPTypes
 import Hummingbird
 import OpenAPIHummingbird
@@ -8,23 +9,22 @@ import ControlAPISpec
 
 /// The routes the generated server registered (method and OpenAPI path), recorded as it registers
 /// them: what answers 405 with `Allow` for a method a path does not list.
-final class RouteTable: @unchecked Sendable {
-    private let lock = NSLock()
-    private var routes: [(method: HTTPRequest.Method, template: [Substring])] = []
+final class RouteTable: Sendable {
+    private let routes = Mutex<[(method: HTTPRequest.Method, template: [Substring])]>([])
 
     func add(_ method: HTTPRequest.Method, _ path: String) {
-        lock.withLock { routes.append((method, path.split(separator: "/", omittingEmptySubsequences: false))) }
+        routes.withLock { $0.append((method, path.split(separator: "/", omittingEmptySubsequences: false))) }
     }
 
     var all: [ControlRoute] {
-        lock.withLock { routes.map { ControlRoute(method: $0.method.rawValue, path: $0.template.joined(separator: "/")) } }
+        routes.withLock { $0.map { ControlRoute(method: $0.method.rawValue, path: $0.template.joined(separator: "/")) } }
     }
 
     /// The methods of the path templates `path` matches (`{name}` matches one non-empty segment);
     /// empty when no template matches.
     func methods(for path: String) -> [String] {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        let matching = lock.withLock {
+        let matching = routes.withLock { routes in
             routes.filter { route in
                 route.template.count == parts.count
                     && zip(route.template, parts).allSatisfy { t, p in t.hasPrefix("{") ? !p.isEmpty : t == p }
