@@ -73,15 +73,13 @@ public struct ControlServerConfiguration: Sendable, Equatable {
 }
 
 /// The HTTP control API, web console and /metrics of one process.
-public final class ControlServer: @unchecked Sendable {
+public final class ControlServer: Sendable {
     public let configuration: ControlServerConfiguration
     public let registry: DeviceRegistry
     public let phone: ConsolePhone?
     private let log: EventLog
     private let routeTable = RouteTable()
-    private let lock = NSLock()
-    private var runTask: Task<Void, Never>?
-    private var boundPort: Int?
+    private let running = Mutex<(task: Task<Void, Never>?, port: Int?)>((nil, nil))
 
     /// Checks the token rule at once: a non-loopback address without a token is refused here.
     public init(configuration: ControlServerConfiguration, registry: DeviceRegistry, phone: ConsolePhone? = nil,
@@ -94,7 +92,7 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     /// The port it listens on (after `start`).
-    public var port: Int? { lock.withLock { boundPort } }
+    public var port: Int? { running.withLock { $0.port } }
 
     /// `http://host:port` (after `start`).
     public var url: String {
@@ -138,10 +136,10 @@ public final class ControlServer: @unchecked Sendable {
                 started.fire(.failure(ControlError(status: 500, "cannot listen on \(configuration.host):\(configuration.port): \(error)")))
             }
         }
-        lock.withLock { runTask = task }
+        running.withLock { $0.task = task }
         switch await started.wait() {
         case .success(let port):
-            lock.withLock { boundPort = port }
+            running.withLock { $0.port = port }
             log.log(.info, "control API listening", fields: [("url", url), ("token", configuration.token == nil ? "none" : "required")])
         case .failure(let error):
             throw error
@@ -151,9 +149,9 @@ public final class ControlServer: @unchecked Sendable {
     /// Ends the event streams, then stops the server.
     public func stop() async {
         registry.hub.finishAll()
-        let task = lock.withLock { () -> Task<Void, Never>? in
-            defer { runTask = nil }
-            return runTask
+        let task = running.withLock { r -> Task<Void, Never>? in
+            defer { r.task = nil }
+            return r.task
         }
         task?.cancel()
         await task?.value

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import IPCWire
 
 /// Fans every call event out to the server-sent-event streams (the console, `curl -N`), optionally
@@ -6,7 +7,7 @@ import IPCWire
 /// stops reading cannot grow the server's memory. When its buffer is full the subscriber is cut off
 /// (its stream delivers what it holds, then ends) and the event it missed is counted in
 /// `droppedEvents` (docs/robustness.md).
-public final class EventHub: @unchecked Sendable {
+public final class EventHub: Sendable {
     /// What a subscriber reads: an event (its JSON text, encoded once for every subscriber), or a
     /// keepalive its reader asked for (`Subscription.keepalive`).
     public enum Item: Sendable, Equatable {
@@ -32,11 +33,14 @@ public final class EventHub: @unchecked Sendable {
 
     /// Items a subscriber may hold unread before it is cut off.
     public let bufferLimit: Int
-    private let lock = NSLock()
-    private var subscribers: [UUID: (device: String?, continuation: AsyncStream<Item>.Continuation)] = [:]
-    private var finished = false
-    private var dropped = 0
-    private var cutOff = 0
+    private let state = Mutex(State())
+
+    private struct State {
+        var subscribers: [UUID: (device: String?, continuation: AsyncStream<Item>.Continuation)] = [:]
+        var finished = false
+        var dropped = 0
+        var cutOff = 0
+    }
 
     public init(bufferLimit: Int = 1024) {
         self.bufferLimit = max(1, bufferLimit)
@@ -47,9 +51,9 @@ public final class EventHub: @unchecked Sendable {
     public func subscription(device: String? = nil) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id = UUID()
-        let alreadyFinished = lock.withLock { () -> Bool in
-            if finished { return true }
-            subscribers[id] = (device, continuation)
+        let alreadyFinished = state.withLock { s -> Bool in
+            if s.finished { return true }
+            s.subscribers[id] = (device, continuation)
             return false
         }
         if alreadyFinished { continuation.finish() }
@@ -72,26 +76,26 @@ public final class EventHub: @unchecked Sendable {
     }
 
     private func remove(_ id: UUID) {
-        lock.withLock { _ = subscribers.removeValue(forKey: id) }
+        state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
     }
 
-    public var subscriberCount: Int { lock.withLock { subscribers.count } }
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
     /// Events not delivered because their subscriber's buffer was full (that subscriber was cut off).
-    public var droppedEvents: Int { lock.withLock { dropped } }
+    public var droppedEvents: Int { state.withLock { $0.dropped } }
     /// Subscribers cut off for falling `bufferLimit` items behind.
-    public var subscribersCutOff: Int { lock.withLock { cutOff } }
+    public var subscribersCutOff: Int { state.withLock { $0.cutOff } }
 
     /// Sends `event` (openapi.yaml, Event: an object with a `device` field, or none for
     /// process-wide events), encoded as JSON once, and only when someone listens.
     public func publish(_ event: some Encodable, device: String?) {
-        let targets = lock.withLock { subscribers.filter { $0.value.device == nil || $0.value.device == device } }
+        let targets = state.withLock { $0.subscribers.filter { $0.value.device == nil || $0.value.device == device } }
         guard !targets.isEmpty else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // The event types are plain data: encoding cannot fail short of a bug, and then the event
         // is counted as dropped rather than sent half-made.
         guard let json = try? encoder.encode(event) else {
-            lock.withLock { dropped += 1 }
+            state.withLock { $0.dropped += 1 }
             return
         }
         let item = Item.event(Array(json))
@@ -99,16 +103,16 @@ public final class EventHub: @unchecked Sendable {
     }
 
     fileprivate func deliver(_ item: Item, to id: UUID) {
-        guard let c = lock.withLock({ subscribers[id]?.continuation }) else { return }
+        guard let c = state.withLock({ $0.subscribers[id]?.continuation }) else { return }
         offer(item, to: id, c)
     }
 
     private func offer(_ item: Item, to id: UUID, _ c: AsyncStream<Item>.Continuation) {
         guard case .dropped = c.yield(item) else { return }
-        let wasSubscribed = lock.withLock { () -> Bool in
-            if case .event = item { dropped += 1 }
-            guard subscribers.removeValue(forKey: id) != nil else { return false }
-            cutOff += 1
+        let wasSubscribed = state.withLock { s -> Bool in
+            if case .event = item { s.dropped += 1 }
+            guard s.subscribers.removeValue(forKey: id) != nil else { return false }
+            s.cutOff += 1
             return true
         }
         if wasSubscribed { c.finish() }
@@ -116,10 +120,10 @@ public final class EventHub: @unchecked Sendable {
 
     /// Ends every stream (the server is stopping).
     public func finishAll() {
-        let all = lock.withLock { () -> [AsyncStream<Item>.Continuation] in
-            finished = true
-            defer { subscribers.removeAll() }
-            return subscribers.values.map(\.continuation)
+        let all = state.withLock { s -> [AsyncStream<Item>.Continuation] in
+            s.finished = true
+            defer { s.subscribers.removeAll() }
+            return s.subscribers.values.map(\.continuation)
         }
         for c in all { c.finish() }
     }
