@@ -2,6 +2,7 @@ import CallEngine
 import CallRuntime
 import Emulator
 import Foundation
+import Synchronization
 import IPCWire
 
 /// Every device the control API can reach in this process, by devId (`ipcemu run` has one; a
@@ -145,10 +146,16 @@ public actor DeviceRegistry {
 }
 
 /// One registered device and what the control layer keeps for it.
-public final class ControlledDevice: @unchecked Sendable {
+public final class ControlledDevice: Sendable {
     public let device: Device
     public let journal: CallJournal
-    var monitorTask: Task<Void, Never>?
+    private let monitor = Mutex<Task<Void, Never>?>(nil)
+
+    /// The task turning the device's events into journal lines (set and read by the registry).
+    var monitorTask: Task<Void, Never>? {
+        get { monitor.withLock { $0 } }
+        set { monitor.withLock { $0 = newValue } }
+    }
 
     init(device: Device, journal: CallJournal) {
         self.device = device
