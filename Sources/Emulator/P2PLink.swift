@@ -1,6 +1,7 @@
 import Camera
 import DeviceProfile
 import Foundation
+import Synchronization
 import IPCWire
 import WebRTCLink
 
@@ -305,18 +306,16 @@ private final class LinkBox: @unchecked Sendable {
 }
 
 /// The process's live-view links (issue 11: a cap per process as well as per device).
-final class LiveViewSlots: @unchecked Sendable {
+final class LiveViewSlots: Sendable {
     static let shared = LiveViewSlots()
-    private let lock = NSLock()
-    private var open = 0
-    private var maximum = 64
+    private let slots = Mutex((open: 0, maximum: 64))
 
     var limit: Int {
-        get { lock.withLock { maximum } }
-        set { lock.withLock { maximum = max(0, newValue) } }
+        get { slots.withLock { $0.maximum } }
+        set { slots.withLock { $0.maximum = max(0, newValue) } }
     }
-    var hasRoom: Bool { lock.withLock { open < maximum } }
-    var count: Int { lock.withLock { open } }
-    func take() { lock.withLock { open += 1 } }
-    func give() { lock.withLock { open = max(0, open - 1) } }
+    var hasRoom: Bool { slots.withLock { $0.open < $0.maximum } }
+    var count: Int { slots.withLock { $0.open } }
+    func take() { slots.withLock { $0.open += 1 } }
+    func give() { slots.withLock { $0.open = max(0, $0.open - 1) } }
 }

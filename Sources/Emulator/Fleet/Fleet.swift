@@ -2,6 +2,7 @@ import CallEngine
 import CallRuntime
 import DeviceProfile
 import Foundation
+import Synchronization
 import MQTTTransport
 
 /// Many devices in one process (`ipcemu fleet`; DESIGN.md "Scale"). Every device is a full
@@ -310,20 +311,15 @@ final class FleetState: Sendable {
         var byId: [String: Device] = [:]
     }
 
-    private let lock = NSLock()
-    nonisolated(unsafe) private var current = Snapshot()
+    private let current = Mutex(Snapshot())
 
-    var snapshot: Snapshot {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
+    var snapshot: Snapshot { current.withLock { $0 } }
 
     func add(_ device: Device) {
-        lock.lock()
-        current.devices.append(device)
-        current.byId[device.devId] = device
-        lock.unlock()
+        current.withLock { current in
+            current.devices.append(device)
+            current.byId[device.devId] = device
+        }
     }
 }
 
@@ -331,24 +327,11 @@ final class FleetState: Sendable {
 public final class Counter: Sendable {
     public init() {}
 
-    private let lock = NSLock()
-    nonisolated(unsafe) private var count = 0
+    private let count = Mutex(0)
 
-    public func add(_ n: Int) {
-        lock.lock()
-        count += n
-        lock.unlock()
-    }
+    public func add(_ n: Int) { count.withLock { $0 += n } }
 
-    public func set(_ n: Int) {
-        lock.lock()
-        count = n
-        lock.unlock()
-    }
+    public func set(_ n: Int) { count.withLock { $0 = n } }
 
-    public var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
-    }
+    public var value: Int { count.withLock { $0 } }
 }
