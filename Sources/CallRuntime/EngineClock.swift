@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The clock an engine host reads "now" from (the engine itself never reads one). Injected, so a
 /// test can drive a device at a time of its choosing; production uses `SystemClock`.
@@ -19,16 +20,15 @@ public struct SystemClock: EngineClock {
 }
 
 /// A clock that stands still until it is moved (tests: deadlines and expiry without waiting).
-public final class ManualClock: EngineClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var now: Int64
+public final class ManualClock: EngineClock, Sendable {
+    private let now: Mutex<Int64>
 
-    public init(nowMs: Int64 = WallClock.nowMs()) { now = nowMs }
+    public init(nowMs: Int64 = WallClock.nowMs()) { now = Mutex(nowMs) }
 
-    public func nowMs() -> Int64 { lock.withLock { now } }
+    public func nowMs() -> Int64 { now.withLock { $0 } }
 
     /// Moves the clock by `ms` (saturating).
-    public func advance(byMs ms: Int64) { lock.withLock { now = now.addingReportingOverflow(ms).overflow ? .max : now + ms } }
+    public func advance(byMs ms: Int64) { now.withLock { now in now = now.addingReportingOverflow(ms).overflow ? .max : now + ms } }
 
-    public func set(nowMs: Int64) { lock.withLock { now = nowMs } }
+    public func set(nowMs: Int64) { now.withLock { $0 = nowMs } }
 }

@@ -1,12 +1,13 @@
 import CallEngine
 import Foundation
+import Synchronization
 import IPCWire
 
 /// Counts refused messages by kind and rate-limits their log lines (issue 10, hostile peers): a
 /// flood of thousands of bad messages a second costs a counter increment each, and at most
 /// `linesPerWindow` log lines per window; the next line that is written says how many were not.
 /// The counts are what `/metrics` exposes. Thread-safe; read without hopping onto the device actor.
-public final class RefusalLog: @unchecked Sendable {
+public final class RefusalLog: Sendable {
     /// What a refused message was, for the counters (`ipcemu_refused_messages_total{kind}`).
     public enum Kind: String, Sendable, CaseIterable {
         /// Not a message of PROTOCOL.md: bad JSON, a missing or mistyped field, an unknown event.
@@ -36,12 +37,15 @@ public final class RefusalLog: @unchecked Sendable {
 
     public let linesPerWindow: Int
     public let windowMs: Int64
-    private let lock = NSLock()
-    private var counts: [Kind: Int] = [:]
-    private var windowStart: Int64 = .min
-    private var linesInWindow = 0
-    private var suppressed = 0
-    private var repliesDropped: [RefusalReplyLimiter.Scope: Int] = [:]
+    private let state = Mutex(State())
+
+    private struct State {
+        var counts: [Kind: Int] = [:]
+        var windowStart: Int64 = .min
+        var linesInWindow = 0
+        var suppressed = 0
+        var repliesDropped: [RefusalReplyLimiter.Scope: Int] = [:]
+    }
 
     public init(linesPerWindow: Int = 20, windowMs: Int64 = 1000) {
         self.linesPerWindow = max(1, linesPerWindow)
@@ -51,44 +55,44 @@ public final class RefusalLog: @unchecked Sendable {
     /// Counts one refusal at `nowMs`. Returns whether to write its line, and how many lines were
     /// suppressed since the last one written (to say so on this one).
     public func record(_ kind: Kind, nowMs: Int64) -> (log: Bool, suppressed: Int) {
-        lock.withLock {
-            counts[kind, default: 0] += 1
-            let (elapsed, overflow) = nowMs.subtractingReportingOverflow(windowStart)
+        state.withLock { s in
+            s.counts[kind, default: 0] += 1
+            let (elapsed, overflow) = nowMs.subtractingReportingOverflow(s.windowStart)
             if overflow || elapsed >= windowMs || elapsed < 0 {
-                windowStart = nowMs
-                linesInWindow = 0
+                s.windowStart = nowMs
+                s.linesInWindow = 0
             }
-            guard linesInWindow < linesPerWindow else {
-                suppressed += 1
+            guard s.linesInWindow < linesPerWindow else {
+                s.suppressed += 1
                 return (false, 0)
             }
-            linesInWindow += 1
-            defer { suppressed = 0 }
-            return (true, suppressed)
+            s.linesInWindow += 1
+            defer { s.suppressed = 0 }
+            return (true, s.suppressed)
         }
     }
 
     /// PROTOCOL.md 3.4: a reply to a refused message was dropped by the `scope` limit (issue 23).
     public func replyDropped(_ scope: RefusalReplyLimiter.Scope) {
-        lock.withLock { repliesDropped[scope, default: 0] += 1 }
+        state.withLock { $0.repliesDropped[scope, default: 0] += 1 }
     }
 
     /// Replies to refused messages dropped so far, by the limit that dropped them (every scope
     /// present, 0 when none): `/metrics` `ipcemu_refusal_replies_dropped_total{scope}`.
     public var droppedReplies: [RefusalReplyLimiter.Scope: Int] {
-        lock.withLock {
-            Dictionary(uniqueKeysWithValues: RefusalReplyLimiter.Scope.allCases.map { ($0, repliesDropped[$0] ?? 0) })
+        state.withLock { s in
+            Dictionary(uniqueKeysWithValues: RefusalReplyLimiter.Scope.allCases.map { ($0, s.repliesDropped[$0] ?? 0) })
         }
     }
 
     /// Refusals so far, by kind (every kind present, 0 when none).
     public var totals: [Kind: Int] {
-        lock.withLock { Dictionary(uniqueKeysWithValues: Kind.allCases.map { ($0, counts[$0] ?? 0) }) }
+        state.withLock { s in Dictionary(uniqueKeysWithValues: Kind.allCases.map { ($0, s.counts[$0] ?? 0) }) }
     }
 
     /// Lines not written since the last one that was (a quiet period ends with them untold until
     /// the next refusal; `totals` has them all).
-    public var pendingSuppressed: Int { lock.withLock { suppressed } }
+    public var pendingSuppressed: Int { state.withLock { $0.suppressed } }
 }
 
 extension RefusalLog.Kind {
