@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Every event a device or an app user reported since it started, and the wait helpers' cursor.
 ///
@@ -21,10 +22,10 @@ final class EventHistory<Event: Sendable>: Sendable {
         var endedEarly: Set<UUID> = []
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     /// All events so far, oldest first.
-    var all: [Event] { state.snapshot.events }
+    var all: [Event] { state.withLock { $0.events } }
 
     /// The number of events so far.
     var count: Int { state.withLock { $0.events.count } }
