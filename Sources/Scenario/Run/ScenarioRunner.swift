@@ -2,24 +2,24 @@ import AppSimulator
 import CallEngine
 import Emulator
 import Foundation
+import Synchronization
 import IPCWire
 
 /// Runs a scenario's steps against a world: actions in order, waits and expectations checked on
 /// the recorded timeline, `on:` fanning out over devices at once, `repeat` blocks, delays from
 /// their distributions. A failed wait stops that device's remaining steps; a failed expectation is
 /// recorded and the run goes on.
-public final class ScenarioRunner: @unchecked Sendable {
+public final class ScenarioRunner: Sendable {
     public let scenario: Scenario
     let world: any ScenarioWorld
     let timeline = Timeline()
-    private let lock = NSLock()
-    private var results: [StepResult] = []
-    private var rng: SplitMix64
+    /// The steps' results so far and the delays' random source.
+    private let state: Mutex<(results: [StepResult], rng: SplitMix64)>
 
     public init(scenario: Scenario, world: any ScenarioWorld) {
         self.scenario = scenario
         self.world = world
-        rng = SplitMix64(seed: scenario.seed ?? UInt64.random(in: 0...UInt64.max))
+        state = Mutex(([], SplitMix64(seed: scenario.seed ?? UInt64.random(in: 0...UInt64.max))))
     }
 
     /// Starts a world for the scenario, runs it, closes the world. Never throws: a setup problem is
@@ -57,7 +57,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         for p in pumps { p.cancel() }
         let observations = timeline.all
         return ScenarioResult(scenario: scenario, appMode: world.appMode, brokerURL: world.brokerURL, startedAt: started, endedAt: Date(),
-                              setupError: nil, steps: lock.withLock { results }, observations: observations,
+                              setupError: nil, steps: state.withLock { $0.results }, observations: observations,
                               calls: CallSummary.build(from: observations))
     }
 
@@ -176,7 +176,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         func finish(_ kind: StepResult.Kind, passed: Bool, failure: String? = nil, measure: Measure? = nil) -> Bool {
             let r = StepResult(step: step, kind: kind, device: device.devId, iteration: iteration, passed: passed,
                                failure: failure, measure: measure, startedAt: started, seconds: Date().timeIntervalSince(started))
-            lock.withLock { results.append(r) }
+            state.withLock { $0.results.append(r) }
             return passed || kind == .expect
         }
         switch step.kind {
@@ -309,7 +309,7 @@ public final class ScenarioRunner: @unchecked Sendable {
     }
 
     private func sleep(_ d: Distribution) async {
-        let seconds = lock.withLock { d.sample(using: &rng) }
+        let seconds = state.withLock { d.sample(using: &$0.rng) }
         try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
     }
 }
