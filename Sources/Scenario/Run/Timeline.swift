@@ -1,5 +1,6 @@
 import CallEngine
 import Foundation
+import Synchronization
 import IPCWire
 
 /// One thing that happened during a run, on one device's timeline.
@@ -33,24 +34,37 @@ public struct Observation: Sendable {
 }
 
 /// The run's record: every observation per device, and which call is each device's current one.
-final class Timeline: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Observation] = []
-    /// Per device: the current call's session and when it started.
-    private var current: [String: (session: String, start: Date)] = [:]
-    private var known: Set<String> = []
-    /// Who waits for the next observation (the doorbell checks: they wait on events, not a clock).
-    private var watchers: [UInt64: AsyncStream<Void>.Continuation] = [:]
-    private var nextWatcher: UInt64 = 0
+final class Timeline: Sendable {
+    private struct State {
+        var items: [Observation] = []
+        /// Per device: the current call's session and when it started.
+        var current: [String: (session: String, start: Date)] = [:]
+        var known: Set<String> = []
+        /// Who waits for the next observation (the doorbell checks: they wait on events, not a clock).
+        var watchers: [UInt64: AsyncStream<Void>.Continuation] = [:]
+        var nextWatcher: UInt64 = 0
+
+        mutating func begin(_ device: String, _ session: String, at time: Date) {
+            let key = device + "\u{0}" + session
+            if known.contains(key) {
+                if let c = current[device], c.session == session, time < c.start { current[device] = (session, time) }
+                return
+            }
+            known.insert(key)
+            current[device] = (session, time)
+        }
+    }
+
+    private let state = Mutex(State())
 
     func record(_ device: String, session: String? = nil, _ kind: Observation.Kind, at time: Date = Date()) {
-        lock.lock()
-        items.append(Observation(time: time, device: device, session: session, kind: kind))
-        if case .message(let m, _) = kind, m.event == .call {
-            begin(device, m.sessionId, at: time)
+        let waiting = state.withLock { s -> [AsyncStream<Void>.Continuation] in
+            s.items.append(Observation(time: time, device: device, session: session, kind: kind))
+            if case .message(let m, _) = kind, m.event == .call {
+                s.begin(device, m.sessionId, at: time)
+            }
+            return Array(s.watchers.values)
         }
-        let waiting = Array(watchers.values)
-        lock.unlock()
         for w in waiting { w.yield() }
     }
 
@@ -58,48 +72,28 @@ final class Timeline: @unchecked Sendable {
     /// sees one wake-up for many), and ends when the caller drops it.
     func changes() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        lock.lock()
-        let id = nextWatcher
-        nextWatcher += 1
-        watchers[id] = continuation
-        lock.unlock()
+        let id = state.withLock { s -> UInt64 in
+            let id = s.nextWatcher
+            s.nextWatcher += 1
+            s.watchers[id] = continuation
+            return id
+        }
         continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.lock.lock()
-            self.watchers[id] = nil
-            self.lock.unlock()
+            self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) }
         }
         return stream
     }
 
     /// A call began (a press, an app's call, or the first `call` seen for a new session).
     func beginCall(_ device: String, session: String, at time: Date) {
-        lock.lock()
-        defer { lock.unlock() }
-        begin(device, session, at: time)
-    }
-
-    private func begin(_ device: String, _ session: String, at time: Date) {
-        let key = device + "\u{0}" + session
-        if known.contains(key) {
-            if let c = current[device], c.session == session, time < c.start { current[device] = (session, time) }
-            return
-        }
-        known.insert(key)
-        current[device] = (session, time)
+        state.withLock { $0.begin(device, session, at: time) }
     }
 
     func currentCall(_ device: String) -> (session: String, start: Date)? {
-        lock.lock()
-        defer { lock.unlock() }
-        return current[device]
+        state.withLock { $0.current[device] }
     }
 
-    var all: [Observation] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
+    var all: [Observation] { state.withLock { $0.items } }
 
     /// The device's observations (of `session`, when given).
     func of(_ device: String, session: String?) -> [Observation] {
