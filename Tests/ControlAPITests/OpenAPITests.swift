@@ -188,6 +188,8 @@ extension ControlAPI {
                 try await call("GET", b + "/faults/push", expect: 409)
                 try await call("PUT", b + "/faults/push", .object(["lossShare": .double(0.5)]), expect: 409)
                 try await call("GET", "/api/events", query: "?device=nope", expect: 404)
+                // Not on a cloud (no --cloud): the cloud join's state is not there (CloudConsoleTests covers 200).
+                try await call("GET", "/api/cloud", expect: 404)
                 // The event stream: its header and content type (reading it is covered elsewhere).
                 let stream = ControlEventStream(client: f.client, path: "/api/events")
                 #expect(await stream.waitUntilOpen())
