@@ -2,6 +2,7 @@
 // loop owns its own thread, shared by all links), and helpers to pass Swift objects to C.
 import CGstWebRTC
 import Foundation
+import Synchronization
 
 public enum GStreamerRuntime {
     /// Initialises GStreamer and starts the shared loop thread (idempotent, thread-safe).
@@ -16,6 +17,7 @@ public enum GStreamerRuntime {
     /// that (issue 11). Elements this machine lacks are skipped. Blocks for a few hundred ms: call
     /// it off the hot path, at start-up.
     public static func preloadPlugins() {
+        // Held while loading, so a second caller waits until the plugins are loaded (no callbacks run).
         preloaded.withLock { done in
             guard !done else { return }
             done = true
@@ -31,7 +33,7 @@ public enum GStreamerRuntime {
         }
     }
 
-    private static let preloaded = PreloadFlag()
+    private static let preloaded = Mutex(false)
     private static let preloadedElements = [
         "webrtcbin", "dtlssrtpenc", "dtlssrtpdec", "nicesrc", "nicesink", "rtpbin", "rtpjitterbuffer", "srtpenc",
         "srtpdec", "rtpfunnel", "x264enc", "v4l2h264enc", "h264parse", "rtph264pay", "rtph264depay", "avdec_h264",
@@ -62,10 +64,21 @@ func takeCString(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
     return String(cString: pointer)
 }
 
+/// A GStreamer object pointer on its way into (or out of) a Mutex's state: the compiler cannot
+/// see that a C pointer may cross threads, so pointers are carried in this. Who owns the
+/// reference is up to the holder, as with the bare pointer.
+// @unchecked: wraps a C GStreamer/GObject pointer (GstElement, GstPad, GstSample, data channel); GStreamer objects are refcounted and lock themselves.
+struct GstRef: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    init(_ raw: UnsafeMutableRawPointer) { pointer = OpaquePointer(raw) }
+    var raw: UnsafeMutableRawPointer { UnsafeMutableRawPointer(pointer) }
+}
+
 /// What C holds for one registration: a retained box with a weak reference to the link core, so
 /// that GStreamer objects owned by the core never keep the core alive (no cycle through C).
-final class CoreReference: @unchecked Sendable {
-    weak var core: PeerCore?
+final class CoreReference: Sendable {
+    weak let core: PeerCore?
     init(_ core: PeerCore) { self.core = core }
 
     /// A +1 reference for C; balanced by `releaseCoreReference` (the shim's release function).
@@ -84,15 +97,4 @@ func releaseCoreReference(_ context: UnsafeMutableRawPointer?) {
 func coreFrom(_ context: UnsafeMutableRawPointer?) -> PeerCore? {
     guard let context else { return nil }
     return Unmanaged<CoreReference>.fromOpaque(context).takeUnretainedValue().core
-}
-
-/// A flag behind a lock.
-final class PreloadFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
-    func withLock(_ body: (inout Bool) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        body(&done)
-    }
 }

@@ -25,11 +25,12 @@ extension PeerCore {
             }
         }
         if let volume = cgw_bin_get_child(bin, OutputDescriptions.playbackVolume) {
-            _ = cgw_object_set_bool(UnsafeMutableRawPointer(volume), "mute", !lock.withLock { speakerOn })
+            _ = cgw_object_set_bool(UnsafeMutableRawPointer(volume), "mute", !fields.withLock { $0.speakerOn })
             cgw_element_unref(volume)
         }
+        let binRef = GstRef(bin)
         for entry in outputs?.entries ?? [] where cgw_output_guard(bin, entry) {
-            lock.withLock { outputBranches.append((bin, entry)) }
+            fields.withLock { $0.outputBranches.append((binRef.pointer, entry)) }
         }
         if let sink = cgw_bin_get_child(bin, "frames") {
             _ = cgw_appsink_on_video_frame(sink, onVideoFrame, CoreReference.retained(self), releaseCoreReference)
@@ -45,10 +46,11 @@ extension PeerCore {
         }
         let counter: cgw_buffers_fn = media == "video" ? onVideoPackets : media == "audio" ? onAudioPackets : onOtherPackets
         _ = cgw_pad_count_buffers(pad, counter, CoreReference.retained(self), releaseCoreReference)
-        lock.withLock {
-            receiveBins.append(bin)
-            if media == "video", receivedVideoPad == nil {
-                receivedVideoPad = pad
+        let padRef = GstRef(pad)
+        fields.withLock { f in
+            f.receiveBins.append(binRef.pointer)
+            if media == "video", f.receivedVideoPad == nil {
+                f.receivedVideoPad = padRef.pointer
                 _ = cgw_object_ref(UnsafeMutableRawPointer(pad))
             }
         }
@@ -61,12 +63,13 @@ extension PeerCore {
         sample: OpaquePointer?, luma: UnsafePointer<UInt8>?, width: Int32, height: Int32, stride: Int32,
         pts: Int64, arrival: Int64
     ) {
-        let old: OpaquePointer? = lock.withLock {
-            statistics.videoFramesReceived += 1
-            statistics.receivedVideoWidth = Int(width)
-            statistics.receivedVideoHeight = Int(height)
-            defer { latestSample = cgw_sample_ref(sample) }
-            return latestSample
+        let newSample = cgw_sample_ref(sample).map(GstRef.init)
+        let old: OpaquePointer? = fields.withLock { f in
+            f.statistics.videoFramesReceived += 1
+            f.statistics.receivedVideoWidth = Int(width)
+            f.statistics.receivedVideoHeight = Int(height)
+            defer { f.latestSample = newSample?.pointer }
+            return f.latestSample
         }
         if let old { cgw_sample_unref(old) }
         guard let handler = events.videoFrame, let luma, width > 0, height > 0, stride >= width else { return }
@@ -80,13 +83,13 @@ extension PeerCore {
 
     /// Asks the peer for a key frame (RTCP PLI/FIR) on the received video. False before video arrives.
     func requestKeyFrame() -> Bool {
-        guard let pad = lock.withLock({ phase == .closed ? nil : receivedVideoPad }) else { return false }
+        guard let pad = fields.withLock({ $0.phase == .closed ? nil : $0.receivedVideoPad }) else { return false }
         return cgw_pad_request_key_unit_upstream(pad)
     }
 
     /// The latest decoded video frame from the peer, as JPEG.
     func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] {
-        guard let sample = lock.withLock({ cgw_sample_ref(latestSample) }) else {
+        guard let sample = fields.withLock({ cgw_sample_ref($0.latestSample) }) else {
             throw .snapshotUnavailable("no video frame received yet")
         }
         defer { cgw_sample_unref(sample) }
@@ -105,26 +108,26 @@ extension PeerCore {
     /// Pushes one buffer into the "videoin" appsrc. The caller's PTS (any clock) is mapped onto the
     /// pipeline's running time, keeping its spacing; nil or a jump of more than a second re-anchors.
     func pushVideoBuffer(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64?, keyFrame: Bool) -> Bool {
-        guard let (appsrc, pipeline) = lock.withLock({ () -> (OpaquePointer, OpaquePointer)? in
-            guard phase != .closed, let videoIn, let pipeline else { return nil }
+        guard let (appsrc, pipeline) = fields.withLock({ f -> (OpaquePointer, OpaquePointer)? in
+            guard f.phase != .closed, let videoIn = f.videoIn, let pipeline = f.pipeline else { return nil }
             return (videoIn, pipeline)
         }) else { return false }
         let running = cgw_element_running_time_ns(pipeline)
-        let pts: Int64 = lock.withLock {
-            guard running >= 0 else { return -1 }
+        let (pts, duration): (Int64, Int64) = fields.withLock { f in
+            guard running >= 0 else { return (-1, f.frameDurationNanos) }
             var mapped = running
             if let ptsNanos {
-                if let offset = ptsOffset, abs(ptsNanos + offset - running) < 1_000_000_000 {
+                if let offset = f.ptsOffset, abs(ptsNanos + offset - running) < 1_000_000_000 {
                     mapped = ptsNanos + offset
                 } else {
-                    ptsOffset = running - ptsNanos
+                    f.ptsOffset = running - ptsNanos
                 }
             }
-            if mapped <= lastPushedPts { mapped = lastPushedPts + 1 }
-            lastPushedPts = mapped
-            return mapped
+            if mapped <= f.lastPushedPts { mapped = f.lastPushedPts + 1 }
+            f.lastPushedPts = mapped
+            return (mapped, f.frameDurationNanos)
         }
-        return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, frameDurationNanos, !keyFrame)
+        return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, duration, !keyFrame)
     }
 
     // MARK: Speaker (PROTOCOL.md 8.6)
@@ -132,9 +135,9 @@ extension PeerCore {
     /// Plays the peer's audio on the speaker (true) or mutes it (false), now and for audio branches
     /// that come later.
     func setSpeaker(on: Bool) {
-        let bins = lock.withLock { () -> [OpaquePointer] in
-            speakerOn = on
-            return receiveBins
+        let bins = fields.withLock { f -> [OpaquePointer] in
+            f.speakerOn = on
+            return f.receiveBins
         }
         for bin in bins {
             guard let volume = cgw_bin_get_child(bin, OutputDescriptions.playbackVolume) else { continue }
@@ -144,5 +147,5 @@ extension PeerCore {
     }
 
     /// Whether the peer's audio plays on the speaker.
-    var isSpeakerOn: Bool { lock.withLock { speakerOn } }
+    var isSpeakerOn: Bool { fields.withLock { $0.speakerOn } }
 }

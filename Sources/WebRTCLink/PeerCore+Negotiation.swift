@@ -14,12 +14,12 @@ extension PeerCore {
 
     /// App side: webrtcbin needs negotiation. The first time once playing, it makes the offer.
     func negotiationNeeded() {
-        let first: Bool = lock.withLock {
-            guard phase == .playing else { return false }
-            switch signalling.offer {
+        let first: Bool = fields.withLock { f in
+            guard f.phase == .playing else { return false }
+            switch f.signalling.offer {
             case .requested: return false
             case .notRequested:
-                signalling.offer = .requested
+                f.signalling.offer = .requested
                 return true
             }
         }
@@ -71,15 +71,15 @@ extension PeerCore {
         let candidate = ICECandidate.normalizedLine(line)
         guard !candidate.isEmpty else { return }  // end of candidates: nothing to wait for
         let mline = UInt32(max(0, sdpMLineIndex))
-        let target: OpaquePointer? = lock.withLock {
-            guard phase != .closed else { return nil }
-            switch signalling.remoteDescription {
+        let target: OpaquePointer? = fields.withLock { f in
+            guard f.phase != .closed else { return nil }
+            switch f.signalling.remoteDescription {
             case .notSet(var waiting):
                 waiting.append(RemoteCandidate(mLineIndex: mline, line: candidate))
-                signalling.remoteDescription = .notSet(waitingCandidates: waiting)
+                f.signalling.remoteDescription = .notSet(waitingCandidates: waiting)
                 return nil
             case .set:
-                return webrtc
+                return f.webrtc
             }
         }
         if let target { cgw_webrtc_add_ice_candidate(target, mline, candidate) }
@@ -88,9 +88,9 @@ extension PeerCore {
     /// webrtcbin runs its operations in order, so candidates emitted right after the remote
     /// description are applied after it.
     func flushRemoteCandidates(afterSettingRemoteDescription webrtc: OpaquePointer) {
-        let waiting: [RemoteCandidate] = lock.withLock {
-            defer { signalling.remoteDescription = .set }
-            switch signalling.remoteDescription {
+        let waiting: [RemoteCandidate] = fields.withLock { f in
+            defer { f.signalling.remoteDescription = .set }
+            switch f.signalling.remoteDescription {
             case .notSet(let waiting): return waiting
             case .set: return []
             }
@@ -100,9 +100,9 @@ extension PeerCore {
 
     func localCandidate(mline: UInt32, candidate: String) {
         if candidate.isEmpty { return sendEndOfCandidates() }
-        let open: Bool = lock.withLock {
-            guard phase != .closed else { return false }
-            switch signalling.localCandidates {
+        let open: Bool = fields.withLock { f in
+            guard f.phase != .closed else { return false }
+            switch f.signalling.localCandidates {
             case .trickling: return true
             case .ended: return false
             }
@@ -119,10 +119,10 @@ extension PeerCore {
 
     /// The end of our candidates (an empty one), once; and not after close.
     private func sendEndOfCandidates() {
-        let first: Bool = lock.withLock {
-            defer { signalling.localCandidates = .ended }
-            switch signalling.localCandidates {
-            case .trickling: return phase != .closed
+        let first: Bool = fields.withLock { f in
+            defer { f.signalling.localCandidates = .ended }
+            switch f.signalling.localCandidates {
+            case .trickling: return f.phase != .closed
             case .ended: return false
             }
         }

@@ -1,6 +1,6 @@
 // Where a link core is: its own life, the signalling exchange, and what its watchdog has attached to
-// webrtcbin. Plain values behind the core's lock; webrtcbin's own state numbers are named in
-// PeerCore+States.swift.
+// webrtcbin, and every other field of the core that changes after init. Plain values behind the
+// core's Mutex; webrtcbin's own state numbers are named in PeerCore+States.swift.
 
 /// The core's life. It only moves forward: new -> starting -> playing, and to closed from any of them.
 enum CorePhase: Sendable, Equatable {
@@ -49,7 +49,8 @@ struct SignallingProgress: Sendable {
 
 /// What the watchdog attaches to webrtcbin once negotiation has made its transports. Each part is
 /// tried again on every tick until it takes.
-struct TransportHooks: @unchecked Sendable {
+/// (Not Sendable: it holds the DTLS transport's C pointer; it lives only inside the core's Mutex.)
+struct TransportHooks {
     enum Attempt: Sendable {
         case pending
         case attached
@@ -66,4 +67,39 @@ struct TransportHooks: @unchecked Sendable {
     /// The RTCP interval of every RTP session (`LinkOptions.rtcpIntervalMs`).
     var rtcpInterval = Attempt.pending
     var dtls = DTLSWatch.pending
+}
+
+/// The core's mutable fields, all behind its one Mutex (`PeerCore.fields`). The GStreamer pointers
+/// are owned references, valid from `start()` until the core's deinit.
+struct CoreFields {
+    var pipeline: OpaquePointer?
+    var webrtc: OpaquePointer?
+    var videoIn: OpaquePointer?
+    var receiveBins: [OpaquePointer] = []
+    var latestSample: OpaquePointer?
+    var receivedVideoPad: OpaquePointer?
+
+    var webrtcHandlers: [UInt] = []
+    var busWatch: UInt32 = 0
+    var watchdog: UInt32 = 0
+
+    // Where the core is, and the link state it reports.
+    var phase = CorePhase.new
+    var signalling = SignallingProgress()
+    var hooks = TransportHooks()
+    var state: LinkState = .new
+
+    var stalledRestarts = 0
+    var lastPeerPacketUptime: UInt64 = 0
+    var statistics = LinkStatistics()
+    var ptsOffset: Int64?
+    var lastPushedPts: Int64 = -1
+    var frameDurationNanos: Int64 = 33_333_333
+    var lastAccessUnitUnixNanos: Int64 = 0
+
+    /// Receive bins with guarded output branches (entry element names), finished before teardown.
+    var outputBranches: [(bin: OpaquePointer, entry: String)] = []
+    /// PROTOCOL.md 8.6: the peer's audio plays on the speaker only while this is true.
+    var speakerOn = true
+    var outputFailuresReported: Set<String> = []
 }

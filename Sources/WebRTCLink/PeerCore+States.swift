@@ -86,7 +86,7 @@ extension PeerCore {
     func peerConnectionState(_ value: Int32) {
         switch PeerConnectionState(value) {
         case .connected:
-            lock.withLock { lastPeerPacketUptime = DispatchTime.now().uptimeNanoseconds }
+            fields.withLock { $0.lastPeerPacketUptime = DispatchTime.now().uptimeNanoseconds }
             transition(to: .connected)
         case .disconnected: fail(.iceDisconnected)
         case .failed: fail(.connectionFailed)
@@ -107,7 +107,7 @@ extension PeerCore {
         guard kind == Int32(CGW_BUS_ERROR) else { return }
         if OutputDescriptions.isOutputElement(source) {
             // A display or playback sink failed: its branch stops (guarded), the call goes on.
-            let first = lock.withLock { outputFailuresReported.insert(source).inserted }
+            let first = fields.withLock { $0.outputFailuresReported.insert(source).inserted }
             if first { events.outputProblem?("\(source) failed: \(text)") }
             return
         }
@@ -120,39 +120,40 @@ extension PeerCore {
 
     /// Moves to a new state unless the current one is final or the core is closed.
     func transition(to next: LinkState) {
-        let changed: Bool = lock.withLock {
-            guard phase != .closed, !state.isFinal, state != next else { return false }
-            state = next
+        let changed: Bool = fields.withLock { f in
+            guard f.phase != .closed, !f.state.isFinal, f.state != next else { return false }
+            f.state = next
             return true
         }
         if changed { events.stateChanged(next) }
     }
 
-    var currentState: LinkState { lock.withLock { state } }
+    var currentState: LinkState { fields.withLock { $0.state } }
 
     // MARK: Watchdog (shared loop thread)
 
     /// Hooks what only exists after negotiation (RTCP counting and interval, DTLS state), then
     /// checks for silence. Returns false to stop ticking.
     func watchdogTick() -> Bool {
-        let (current, webrtcElement, attached, linkState, lastPacket) = lock.withLock {
-            (phase, webrtc, hooks, state, lastPeerPacketUptime)
+        let (current, webrtcElement, attached, linkState, lastPacket) = fields.withLock { f in
+            (f.phase, f.webrtc, f.hooks, f.state, f.lastPeerPacketUptime)
         }
         guard current != .closed, let webrtc = webrtcElement else { return false }
         let restarted = cgw_webrtc_restart_stalled_receivers(webrtc)
-        if restarted > 0 { lock.withLock { stalledRestarts += Int(restarted) } }
+        if restarted > 0 { fields.withLock { $0.stalledRestarts += Int(restarted) } }
         if case .pending = attached.rtcpCounter,
            cgw_webrtc_count_received_rtcp(webrtc, onRTCPReceived, CoreReference.retained(self), releaseCoreReference) > 0 {
-            lock.withLock { hooks.rtcpCounter = .attached }
+            fields.withLock { $0.hooks.rtcpCounter = .attached }
         }
         if case .pending = attached.rtcpInterval, cgw_webrtc_set_rtcp_interval(webrtc, UInt32(max(100, options.rtcpIntervalMs))) > 0 {
-            lock.withLock { hooks.rtcpInterval = .attached }
+            fields.withLock { $0.hooks.rtcpInterval = .attached }
         }
         if case .pending = attached.dtls {
             var transport: UnsafeMutableRawPointer?
             let handler = cgw_connect_dtls_transport_state(webrtc, onDTLSState, CoreReference.retained(self), releaseCoreReference, &transport)
             if handler != 0, let transport {
-                lock.withLock { hooks.dtls = .attached(handler: handler, transport: transport) }
+                let ref = GstRef(transport)
+                fields.withLock { $0.hooks.dtls = .attached(handler: handler, transport: ref.raw) }
             } else if let transport {
                 cgw_object_unref(transport)
             }

@@ -7,47 +7,47 @@ extension PeerCore {
     /// A depayloaded access unit of the peer's video (count-only receive path).
     func receivedAccessUnit(isKeyFrame: Bool) {
         let now = cgw_unix_time_ns()
-        lock.withLock {
-            statistics.videoAccessUnitsReceived += 1
-            if isKeyFrame { statistics.videoKeyFramesReceived += 1 }
-            if lastAccessUnitUnixNanos == 0 {
-                statistics.firstAccessUnitUnixNanos = now
+        fields.withLock { f in
+            f.statistics.videoAccessUnitsReceived += 1
+            if isKeyFrame { f.statistics.videoKeyFramesReceived += 1 }
+            if f.lastAccessUnitUnixNanos == 0 {
+                f.statistics.firstAccessUnitUnixNanos = now
             } else {
-                let gapMs = Int((now - lastAccessUnitUnixNanos) / 1_000_000)
-                statistics.longestAccessUnitGapMs = max(statistics.longestAccessUnitGapMs, gapMs)
+                let gapMs = Int((now - f.lastAccessUnitUnixNanos) / 1_000_000)
+                f.statistics.longestAccessUnitGapMs = max(f.statistics.longestAccessUnitGapMs, gapMs)
             }
-            lastAccessUnitUnixNanos = now
-            statistics.lastAccessUnitUnixNanos = now
+            f.lastAccessUnitUnixNanos = now
+            f.statistics.lastAccessUnitUnixNanos = now
         }
     }
 
     func count(_ update: (inout LinkStatistics) -> Void) {
-        lock.withLock { update(&statistics) }
+        fields.withLock { update(&$0.statistics) }
     }
 
     /// Something came from the peer: RTP on a receive pad, or an RTCP report.
     func heardFromPeer(rtpPackets: Int = 0, rtpBytes: Int = 0, media: String = "", rtcpReports: Int = 0) {
         let now = DispatchTime.now().uptimeNanoseconds
-        lock.withLock {
-            if media == "video" { statistics.videoPacketsReceived += rtpPackets }
-            if media == "audio" { statistics.audioPacketsReceived += rtpPackets }
-            statistics.rtpBytesReceived += rtpBytes
-            statistics.rtcpReportsReceived += rtcpReports
-            lastPeerPacketUptime = now
+        fields.withLock { f in
+            if media == "video" { f.statistics.videoPacketsReceived += rtpPackets }
+            if media == "audio" { f.statistics.audioPacketsReceived += rtpPackets }
+            f.statistics.rtpBytesReceived += rtpBytes
+            f.statistics.rtcpReportsReceived += rtcpReports
+            f.lastPeerPacketUptime = now
         }
     }
 
     var stats: LinkStatistics {
-        lock.withLock {
-            var copy = statistics
-            copy.stalledReceiverRestarts = stalledRestarts
+        fields.withLock { f in
+            var copy = f.statistics
+            copy.stalledReceiverRestarts = f.stalledRestarts
             return copy
         }
     }
 
     /// The pipeline as a Graphviz graph, for debugging ("" before start).
     var pipelineGraph: String {
-        guard let pipeline = lock.withLock({ self.pipeline }) else { return "" }
+        guard let pipeline = fields.withLock({ $0.pipeline }) else { return "" }
         return takeCString(cgw_pipeline_graph_dot(pipeline))
     }
 }

@@ -8,11 +8,12 @@
 // key frames, snapshots), +Statistics (counters), +Callbacks (the functions C calls).
 //
 // Threads: C calls the file-scope functions of PeerCore+Callbacks.swift from GStreamer's threads
-// and from the shared loop thread; every mutable field is behind `lock`, and user callbacks are
-// called with the lock released.
+// and from the shared loop thread; every mutable field is in `fields` (one Mutex), and user
+// callbacks are called with it released.
 import CGstWebRTC
 import Dispatch
 import Foundation
+import Synchronization
 
 /// How the core starts negotiating once its pipeline plays.
 enum Negotiation: Sendable {
@@ -40,50 +41,20 @@ private let teardownQueue = DispatchQueue(label: "ipcemu.webrtc.teardown")
 
 /// The fields below without `private` are shared by the core's files (PeerCore*.swift); nothing
 /// else in the module touches them.
-final class PeerCore: @unchecked Sendable {
+final class PeerCore: Sendable {
     let options: LinkOptions
     let events: LinkEvents
     let negotiation: Negotiation
-    let lock = NSLock()
-
-    // Owned GStreamer objects: valid from start() until deinit.
-    var pipeline: OpaquePointer?
-    var webrtc: OpaquePointer?
-    var videoIn: OpaquePointer?
-    var receiveBins: [OpaquePointer] = []
-    var latestSample: OpaquePointer?
-    var receivedVideoPad: OpaquePointer?
-
-    private var webrtcHandlers: [UInt] = []
-    private var busWatch: UInt32 = 0
-    private var watchdog: UInt32 = 0
-
-    // Where the core is (PeerCore+Phases.swift), and the link state it reports.
-    var phase = CorePhase.new
-    var signalling = SignallingProgress()
-    var hooks = TransportHooks()
-    var state: LinkState = .new
-
-    var stalledRestarts = 0
-    var lastPeerPacketUptime: UInt64 = 0
-    var statistics = LinkStatistics()
-    var ptsOffset: Int64?
-    var lastPushedPts: Int64 = -1
-    var frameDurationNanos: Int64 = 33_333_333
+    /// Everything that changes after init (PeerCore+Phases.swift: `CoreFields`).
+    let fields = Mutex(CoreFields())
 
     /// Applied to the local description webrtcbin creates, before it is reported and set.
     let editLocalDescription: @Sendable (String) -> String
 
     /// Received H.264 is decoded; false: only depayloaded and counted.
     let decodesVideo: Bool
-    var lastAccessUnitUnixNanos: Int64 = 0
     /// Where received video and audio go besides being counted (ReceiveOutputs.swift).
     let devices: LocalMediaDevices
-    /// Receive bins with guarded output branches (entry element names), finished before teardown.
-    var outputBranches: [(bin: OpaquePointer, entry: String)] = []
-    /// PROTOCOL.md 8.6: the peer's audio plays on the speaker only while this is true.
-    var speakerOn = true
-    var outputFailuresReported: Set<String> = []
 
     /// Data channels the offerer creates before its offer (so that it has an m=application line).
     private let dataChannelLabels: [String]
@@ -104,15 +75,17 @@ final class PeerCore: @unchecked Sendable {
     }
 
     deinit {
-        if let latestSample { cgw_sample_unref(latestSample) }
-        if let receivedVideoPad { cgw_pad_unref(receivedVideoPad) }
-        if case .attached(_, let transport) = hooks.dtls { cgw_object_unref(transport) }
-        for bin in receiveBins { cgw_element_unref(bin) }
-        if let videoIn { cgw_element_unref(videoIn) }
-        if let webrtc { cgw_element_unref(webrtc) }
-        if let pipeline {
-            cgw_pipeline_stop(pipeline)
-            cgw_element_unref(pipeline)
+        fields.withLock { f in
+            if let latestSample = f.latestSample { cgw_sample_unref(latestSample) }
+            if let receivedVideoPad = f.receivedVideoPad { cgw_pad_unref(receivedVideoPad) }
+            if case .attached(_, let transport) = f.hooks.dtls { cgw_object_unref(transport) }
+            for bin in f.receiveBins { cgw_element_unref(bin) }
+            if let videoIn = f.videoIn { cgw_element_unref(videoIn) }
+            if let webrtc = f.webrtc { cgw_element_unref(webrtc) }
+            if let pipeline = f.pipeline {
+                cgw_pipeline_stop(pipeline)
+                cgw_element_unref(pipeline)
+            }
         }
     }
 
@@ -121,17 +94,17 @@ final class PeerCore: @unchecked Sendable {
     /// Builds the pipeline, applies transceiver settings, plays, and starts negotiating.
     func start(description: String, transceivers: [TransceiverSetup], frameRate: Int?) throws(WebRTCLinkError) {
         try GStreamerRuntime.start()
-        let refusal: WebRTCLinkError? = lock.withLock {
-            switch phase {
+        let refusal: WebRTCLinkError? = fields.withLock { f in
+            switch f.phase {
             case .new:
-                phase = .starting
+                f.phase = .starting
+                if let frameRate, frameRate > 0 { f.frameDurationNanos = 1_000_000_000 / Int64(frameRate) }
                 return nil
             case .starting, .playing: return .wrongLifecycleStep("start() called twice")
             case .closed: return .closed
             }
         }
         if let refusal { throw refusal }
-        if let frameRate, frameRate > 0 { frameDurationNanos = 1_000_000_000 / Int64(frameRate) }
 
         var error: UnsafeMutablePointer<CChar>?
         guard let pipeline = cgw_pipeline_new_from_description(description, &error) else {
@@ -142,10 +115,11 @@ final class PeerCore: @unchecked Sendable {
             throw .pipeline("no webrtcbin in the pipeline")
         }
         let videoIn = cgw_bin_get_child(pipeline, "videoin")
-        lock.withLock {
-            self.pipeline = pipeline
-            self.webrtc = webrtc
-            self.videoIn = videoIn
+        let refs = (pipeline: GstRef(pipeline), webrtc: GstRef(webrtc), videoIn: videoIn.map(GstRef.init))
+        fields.withLock { f in
+            f.pipeline = refs.pipeline.pointer
+            f.webrtc = refs.webrtc.pointer
+            f.videoIn = refs.videoIn?.pointer
         }
 
         try configureICE(webrtc)
@@ -182,7 +156,7 @@ final class PeerCore: @unchecked Sendable {
         guard cgw_pipeline_play(pipeline) else {
             throw .pipeline("the pipeline refused to play (a missing element or device?)")
         }
-        lock.withLock { if phase == .starting { phase = .playing } }
+        fields.withLock { f in if f.phase == .starting { f.phase = .playing } }
         if let report = events.dataChannel {
             for label in dataChannelLabels {
                 guard let channel = cgw_webrtc_create_data_channel(webrtc, label, true) else {
@@ -251,10 +225,10 @@ final class PeerCore: @unchecked Sendable {
         let bus = cgw_bus_watch(pipeline, onBusMessage, CoreReference.retained(self), releaseCoreReference)
         let interval = UInt32(max(50, min(500, options.silenceTimeout.milliseconds / 10)))
         let timer = cgw_shared_loop_add_timer(interval, onWatchdogTick, CoreReference.retained(self), releaseCoreReference)
-        lock.withLock {
-            webrtcHandlers = handlers
-            busWatch = bus
-            watchdog = timer
+        fields.withLock { f in
+            f.webrtcHandlers = handlers
+            f.busWatch = bus
+            f.watchdog = timer
         }
     }
 
@@ -263,11 +237,11 @@ final class PeerCore: @unchecked Sendable {
     /// Stops everything and reports `.closed`. Idempotent. From a GStreamer thread (inside a
     /// callback) the teardown finishes on a private queue shortly after.
     func close() {
-        let first: Bool = lock.withLock {
-            switch phase {
+        let first: Bool = fields.withLock { f in
+            switch f.phase {
             case .closed: return false
             case .new, .starting, .playing:
-                phase = .closed
+                f.phase = .closed
                 return true
             }
         }
@@ -280,8 +254,8 @@ final class PeerCore: @unchecked Sendable {
     }
 
     private func teardown() {
-        let (pipeline, webrtc, handlers, dtls, bus, timer, appsrc) = lock.withLock {
-            (self.pipeline, self.webrtc, webrtcHandlers, hooks.dtls, busWatch, watchdog, videoIn)
+        let (pipeline, webrtc, handlers, dtls, bus, timer, appsrc) = fields.withLock { f in
+            (f.pipeline, f.webrtc, f.webrtcHandlers, f.hooks.dtls, f.busWatch, f.watchdog, f.videoIn)
         }
 
         cgw_shared_loop_remove_source(timer)
@@ -290,20 +264,20 @@ final class PeerCore: @unchecked Sendable {
         if case .attached(let handler, let transport) = dtls { cgw_signal_disconnect(transport, handler) }
         if let appsrc { cgw_appsrc_end_of_stream(appsrc) }
         // A recording writes its index (the end-of-stream reaches its sink) before the pipeline stops.
-        for (bin, entry) in lock.withLock({ outputBranches }) where !cgw_output_failed(bin, entry) {
+        for (bin, entry) in fields.withLock({ $0.outputBranches }) where !cgw_output_failed(bin, entry) {
             if !cgw_output_finish(bin, entry, 3000) { events.outputProblem?("\(entry) did not finish within 3 s") }
         }
         if let pipeline { cgw_pipeline_stop(pipeline) }
-        let report: Bool = lock.withLock {
-            defer { state = .closed }
-            return state != .closed
+        let report: Bool = fields.withLock { f in
+            defer { f.state = .closed }
+            return f.state != .closed
         }
         if report { events.stateChanged(.closed) }
     }
 
     /// webrtcbin and the pipeline, unless the core is closed (then nil: callbacks stop there).
-    func liveWebRTC() -> OpaquePointer? { lock.withLock { phase == .closed ? nil : webrtc } }
-    func livePipeline() -> OpaquePointer? { lock.withLock { phase == .closed ? nil : pipeline } }
+    func liveWebRTC() -> OpaquePointer? { fields.withLock { $0.phase == .closed ? nil : $0.webrtc } }
+    func livePipeline() -> OpaquePointer? { fields.withLock { $0.phase == .closed ? nil : $0.pipeline } }
 
     /// The candidate pair the ICE agent selected (nil before one is selected, or once closed).
     var selectedCandidatePair: ICECandidatePair? {

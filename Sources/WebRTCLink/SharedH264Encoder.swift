@@ -3,9 +3,10 @@
 // request (a join, a PLI/FIR, a stream switch) go through the fan-out's rate limit.
 //
 // Threads: `push` from the camera's thread; access units come out on the encoder's streaming
-// thread; the bus is watched on the shared loop. Mutable state is behind `lock`.
+// thread; the bus is watched on the shared loop. Mutable state is behind one Mutex (`state`).
 import CGstWebRTC
 import Foundation
+import Synchronization
 
 /// The codec a shared encoder makes: H.264 for RTP (PROTOCOL.md 4), H.265 for the `fmp4Stream`
 /// data channel (PROTOCOL.md 7).
@@ -14,7 +15,7 @@ public enum SharedVideoCodec: String, Sendable, Hashable {
     case h265
 }
 
-public final class SharedH264Encoder: @unchecked Sendable {
+public final class SharedH264Encoder: Sendable {
     /// What comes in.
     public enum Input: Sendable, Hashable {
         /// I420 frames of exactly `video`'s size.
@@ -42,14 +43,17 @@ public final class SharedH264Encoder: @unchecked Sendable {
     /// Where the access units go.
     public let fanOut: VideoFanOut
     private let description: String
-    private let lock = NSLock()
-    private var pipeline: OpaquePointer?
-    private var appsrc: OpaquePointer?
-    private var encoded: OpaquePointer?
-    private var busWatch: UInt32 = 0
-    private var statistics = Statistics()
-    private var failure: String?
-    private var stopped = false
+    /// What changes after init; the GStreamer pointers are owned references until `stop()`.
+    private struct State {
+        var pipeline: OpaquePointer?
+        var appsrc: OpaquePointer?
+        var encoded: OpaquePointer?
+        var busWatch: UInt32 = 0
+        var statistics = Statistics()
+        var failure: String?
+        var stopped = false
+    }
+    private let state = Mutex(State())
 
     public init(
         video: VideoFormat, input: Input, encoder: H264EncoderChoice = .automatic, bitrateKbps: Int? = nil,
@@ -74,9 +78,9 @@ public final class SharedH264Encoder: @unchecked Sendable {
             // The owner of `output` routes its key frame requests to `forceKeyFrame()`.
             fanOut = output
         } else {
-            let box = EncoderBox()
+            let box = LateEncoderReference()
             fanOut = VideoFanOut(minimumKeyFrameSpacing: minimumKeyFrameSpacing) { box.encoder?.forceKeyFrame() }
-            box.encoder = self
+            box.set(self)
         }
     }
 
@@ -91,10 +95,11 @@ public final class SharedH264Encoder: @unchecked Sendable {
         let appsrc = cgw_bin_get_child(pipeline, "videoin")
         let sink = cgw_bin_get_child(pipeline, "encoded")
         let encoded = cgw_bin_get_child(pipeline, "videoencoded")
-        lock.withLock {
-            self.pipeline = pipeline
-            self.appsrc = appsrc
-            self.encoded = encoded
+        let refs = (pipeline: GstRef(pipeline), appsrc: appsrc.map(GstRef.init), encoded: encoded.map(GstRef.init))
+        state.withLock { s in
+            s.pipeline = refs.pipeline.pointer
+            s.appsrc = refs.appsrc?.pointer
+            s.encoded = refs.encoded?.pointer
         }
         guard let sink, appsrc != nil, encoded != nil else {
             if let sink { cgw_element_unref(sink) }
@@ -104,7 +109,7 @@ public final class SharedH264Encoder: @unchecked Sendable {
         _ = cgw_appsink_on_buffer(sink, onEncodedAccessUnit, retainedBox(), releaseEncoderBox)
         cgw_element_unref(sink)
         let watch = cgw_bus_watch(pipeline, onEncoderBusMessage, retainedBox(), releaseEncoderBox)
-        lock.withLock { busWatch = watch }
+        state.withLock { $0.busWatch = watch }
         guard cgw_pipeline_play(pipeline) else {
             stop()
             throw .pipeline("the shared encoder refused to play: \(description)")
@@ -122,11 +127,11 @@ public final class SharedH264Encoder: @unchecked Sendable {
             if let size = format.frameSize(width: width, height: height), bytes.count != size { return false }
             if bytes.isEmpty { return false }
         }
-        guard let appsrc = lock.withLock({ stopped ? nil : self.appsrc }) else { return false }
+        guard let appsrc = state.withLock({ $0.stopped ? nil : $0.appsrc }) else { return false }
         let ok = cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, -1, -1, false)
-        lock.withLock {
-            statistics.framesIn += 1
-            if !ok { statistics.framesRefused += 1 }
+        state.withLock { s in
+            s.statistics.framesIn += 1
+            if !ok { s.statistics.framesRefused += 1 }
         }
         return ok
     }
@@ -134,21 +139,21 @@ public final class SharedH264Encoder: @unchecked Sendable {
     @discardableResult
     public func push(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { push($0) } }
 
-    public var stats: Statistics { lock.withLock { statistics } }
+    public var stats: Statistics { state.withLock { $0.statistics } }
     /// The first error the pipeline reported, if any.
-    public var error: String? { lock.withLock { failure } }
+    public var error: String? { state.withLock { $0.failure } }
 
     /// Stops the pipeline (idempotent). Subscribers get nothing more.
     public func stop() {
-        let (pipeline, appsrc, encoded, watch): (OpaquePointer?, OpaquePointer?, OpaquePointer?, UInt32) = lock.withLock {
-            guard !stopped else { return (nil, nil, nil, 0) }
-            stopped = true
+        let (pipeline, appsrc, encoded, watch): (OpaquePointer?, OpaquePointer?, OpaquePointer?, UInt32) = state.withLock { s in
+            guard !s.stopped else { return (nil, nil, nil, 0) }
+            s.stopped = true
             defer {
-                self.pipeline = nil
-                self.appsrc = nil
-                self.encoded = nil
+                s.pipeline = nil
+                s.appsrc = nil
+                s.encoded = nil
             }
-            return (self.pipeline, self.appsrc, self.encoded, busWatch)
+            return (s.pipeline, s.appsrc, s.encoded, s.busWatch)
         }
         if watch != 0 { cgw_shared_loop_remove_source(watch) }
         if let pipeline {
@@ -163,7 +168,7 @@ public final class SharedH264Encoder: @unchecked Sendable {
 
     /// Makes the next access unit a key frame, now (no rate limit: ask `fanOut` for that).
     public func forceKeyFrame() {
-        guard let encoded = lock.withLock({ stopped ? nil : self.encoded }),
+        guard let encoded = state.withLock({ $0.stopped ? nil : $0.encoded }),
             let pad = cgw_element_get_static_pad(encoded, "src")
         else { return }
         _ = cgw_pad_request_key_unit_upstream(pad)
@@ -171,28 +176,37 @@ public final class SharedH264Encoder: @unchecked Sendable {
     }
 
     fileprivate func accessUnit(_ bytes: UnsafeRawBufferPointer, isKeyFrame: Bool) {
-        lock.withLock {
-            statistics.accessUnitsOut += 1
-            if isKeyFrame { statistics.keyFramesOut += 1 }
+        state.withLock { s in
+            s.statistics.accessUnitsOut += 1
+            if isKeyFrame { s.statistics.keyFramesOut += 1 }
         }
         fanOut.deliver(bytes, isKeyFrame: isKeyFrame)
     }
 
     fileprivate func busMessage(kind: Int32, source: String, text: String) {
         guard kind == Int32(CGW_BUS_ERROR) else { return }
-        lock.withLock { if failure == nil { failure = "\(source): \(text)" } }
+        state.withLock { s in if s.failure == nil { s.failure = "\(source): \(text)" } }
     }
 
     private func retainedBox() -> UnsafeMutableRawPointer {
-        let box = EncoderBox()
-        box.encoder = self
-        return Unmanaged.passRetained(box).toOpaque()
+        Unmanaged.passRetained(EncoderBox(self)).toOpaque()
     }
 }
 
 /// What C holds for the encoder: a weak reference (no cycle through C).
-private final class EncoderBox: @unchecked Sendable {
-    weak var encoder: SharedH264Encoder?
+private final class EncoderBox: Sendable {
+    weak let encoder: SharedH264Encoder?
+    init(_ encoder: SharedH264Encoder) { self.encoder = encoder }
+}
+
+/// The fan-out's key frame requests reach the encoder through this: the fan-out is made before
+/// the encoder exists, so the weak reference is set once the encoder is made.
+private final class LateEncoderReference: Sendable {
+    private struct Weak { weak var encoder: SharedH264Encoder? }
+    private let target = Mutex(Weak())
+    func set(_ encoder: SharedH264Encoder) { target.withLock { $0.encoder = encoder } }
+    /// Read under the lock; the caller calls it with the lock released.
+    var encoder: SharedH264Encoder? { target.withLock { $0.encoder } }
 }
 
 private func encoderFrom(_ context: UnsafeMutableRawPointer?) -> SharedH264Encoder? {

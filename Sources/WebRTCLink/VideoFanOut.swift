@@ -3,6 +3,7 @@
 // for one, rate-limited so that many joins in a short time cost a few IDRs, not one each.
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Counters of a fan-out. They only grow.
 public struct FanOutStatistics: Sendable, Hashable {
@@ -22,7 +23,7 @@ public struct FanOutStatistics: Sendable, Hashable {
     public init() {}
 }
 
-public final class VideoFanOut: @unchecked Sendable {
+public final class VideoFanOut: Sendable {
     /// Gets one access unit (Annex B), borrowed for the duration of the call, on the source's
     /// thread; return quickly (push into an appsrc, which copies).
     public typealias Handler = @Sendable (_ accessUnit: UnsafeRawBufferPointer, _ isKeyFrame: Bool) -> Void
@@ -32,12 +33,15 @@ public final class VideoFanOut: @unchecked Sendable {
         var waitingForKeyFrame: Bool
     }
 
-    private let lock = NSLock()
-    private var subscribers: [Int: Subscriber] = [:]
-    private var nextId = 1
-    private var lastForced: DispatchTime?
-    private var deferredRequest = false
-    private var statistics = FanOutStatistics()
+    /// Everything that changes, behind one Mutex; handlers are called with it released.
+    private struct State {
+        var subscribers: [Int: Subscriber] = [:]
+        var nextId = 1
+        var lastForced: DispatchTime?
+        var deferredRequest = false
+        var statistics = FanOutStatistics()
+    }
+    private let state = Mutex(State())
     /// Forces a key frame at the source; nil when the source cannot (a clip read as it is: the
     /// next IDR of the clip is awaited).
     private let forceKeyFrame: (@Sendable () -> Void)?
@@ -52,10 +56,10 @@ public final class VideoFanOut: @unchecked Sendable {
     /// Adds a subscriber: it gets access units from the next key frame on, which this asks for.
     /// Returns its id for `unsubscribe` and `restartAtKeyFrame`.
     public func subscribe(_ handler: @escaping Handler) -> Int {
-        let id: Int = lock.withLock {
-            let id = nextId
-            nextId += 1
-            subscribers[id] = Subscriber(handler: handler, waitingForKeyFrame: true)
+        let id: Int = state.withLock { s in
+            let id = s.nextId
+            s.nextId += 1
+            s.subscribers[id] = Subscriber(handler: handler, waitingForKeyFrame: true)
             return id
         }
         requestKeyFrame()
@@ -63,38 +67,38 @@ public final class VideoFanOut: @unchecked Sendable {
     }
 
     public func unsubscribe(_ id: Int) {
-        _ = lock.withLock { subscribers.removeValue(forKey: id) }
+        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
     }
 
     /// The subscriber skips deltas again until the next key frame, which this asks for (a peer
     /// that lost the start of the stream).
     public func restartAtKeyFrame(_ id: Int) {
-        lock.withLock { subscribers[id]?.waitingForKeyFrame = true }
+        state.withLock { $0.subscribers[id]?.waitingForKeyFrame = true }
         requestKeyFrame()
     }
 
-    public var subscriberCount: Int { lock.withLock { subscribers.count } }
-    public var stats: FanOutStatistics { lock.withLock { statistics } }
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var stats: FanOutStatistics { state.withLock { $0.statistics } }
 
     /// Asks the source for a key frame: at once if the last forced one is older than
     /// `minimumKeyFrameSpacing`, otherwise once that spacing has passed (requests in between
     /// share it).
     public func requestKeyFrame() {
         guard let forceKeyFrame else {
-            lock.withLock { statistics.keyFrameRequests += 1 }
+            state.withLock { $0.statistics.keyFrameRequests += 1 }
             return
         }
         let spacing = minimumKeyFrameSpacing.nanoseconds
         let now = DispatchTime.now()
-        let decision: UInt64? = lock.withLock {
-            statistics.keyFrameRequests += 1
-            if deferredRequest { return nil }
-            if let last = lastForced, now.uptimeNanoseconds &- last.uptimeNanoseconds < spacing {
-                deferredRequest = true
+        let decision: UInt64? = state.withLock { s in
+            s.statistics.keyFrameRequests += 1
+            if s.deferredRequest { return nil }
+            if let last = s.lastForced, now.uptimeNanoseconds &- last.uptimeNanoseconds < spacing {
+                s.deferredRequest = true
                 return spacing - (now.uptimeNanoseconds &- last.uptimeNanoseconds)
             }
-            lastForced = now
-            statistics.keyFramesForced += 1
+            s.lastForced = now
+            s.statistics.keyFramesForced += 1
             return 0
         }
         guard let delay = decision else { return }
@@ -104,10 +108,10 @@ public final class VideoFanOut: @unchecked Sendable {
         }
         DispatchQueue.global().asyncAfter(deadline: now + .nanoseconds(Int(clamping: delay))) { [weak self] in
             guard let self else { return }
-            self.lock.withLock {
-                self.deferredRequest = false
-                self.lastForced = DispatchTime.now()
-                self.statistics.keyFramesForced += 1
+            self.state.withLock { s in
+                s.deferredRequest = false
+                s.lastForced = DispatchTime.now()
+                s.statistics.keyFramesForced += 1
             }
             forceKeyFrame()
         }
@@ -115,22 +119,22 @@ public final class VideoFanOut: @unchecked Sendable {
 
     /// Hands one access unit to every subscriber that may take it.
     public func deliver(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool) {
-        let handlers: [Handler] = lock.withLock {
-            statistics.accessUnits += 1
-            if isKeyFrame { statistics.keyFrames += 1 }
+        let handlers: [Handler] = state.withLock { s in
+            s.statistics.accessUnits += 1
+            if isKeyFrame { s.statistics.keyFrames += 1 }
             var out: [Handler] = []
-            out.reserveCapacity(subscribers.count)
-            for (id, subscriber) in subscribers {
+            out.reserveCapacity(s.subscribers.count)
+            for (id, subscriber) in s.subscribers {
                 if subscriber.waitingForKeyFrame {
                     guard isKeyFrame else {
-                        statistics.deltasSkipped += 1
+                        s.statistics.deltasSkipped += 1
                         continue
                     }
-                    subscribers[id]?.waitingForKeyFrame = false
+                    s.subscribers[id]?.waitingForKeyFrame = false
                 }
                 out.append(subscriber.handler)
             }
-            statistics.deliveries += out.count
+            s.statistics.deliveries += out.count
             return out
         }
         for handler in handlers { handler(accessUnit, isKeyFrame) }

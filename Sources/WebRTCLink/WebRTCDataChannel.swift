@@ -6,8 +6,9 @@
 // thread. Copy what you need and return quickly.
 import CGstWebRTC
 import Foundation
+import Synchronization
 
-public final class WebRTCDataChannel: @unchecked Sendable {
+public final class WebRTCDataChannel: Sendable {
     /// What the channel reports. Set once with `setHandlers` before anything is expected.
     public struct Handlers: Sendable {
         public var opened: @Sendable () -> Void
@@ -32,48 +33,58 @@ public final class WebRTCDataChannel: @unchecked Sendable {
     }
 
     public let label: String
-    private let channel: UnsafeMutableRawPointer
-    private let lock = NSLock()
-    private var handlers: Handlers?
-    private var signalIds: [UInt] = []
-    private var openReported = false
+    /// The channel's C object (a reference this wrapper owns until deinit) and what changes.
+    private struct State {
+        let channel: UnsafeMutableRawPointer
+        var handlers: Handlers?
+        var signalIds: [UInt] = []
+        var openReported = false
+    }
+    private let state: Mutex<State>
 
     /// Takes over a channel reference from C.
     init(taking channel: UnsafeMutableRawPointer, label: String) {
-        self.channel = channel
+        let ref = GstRef(channel)
+        state = Mutex(State(channel: ref.raw))
         self.label = label
     }
 
     deinit {
-        for id in signalIds { cgw_signal_disconnect(channel, id) }
-        cgw_object_unref(channel)
+        state.withLock { s in
+            for id in s.signalIds { cgw_signal_disconnect(s.channel, id) }
+            cgw_object_unref(s.channel)
+        }
     }
+
+    /// The C object, for a call made with the lock released (GObject signals may call back).
+    private var channel: UnsafeMutableRawPointer { state.withLock { $0.channel } }
 
     /// Connects the handlers (once; later calls are ignored). If the channel is already open,
     /// `opened` runs at once (a channel the peer opened is open when it is announced).
     public func setHandlers(_ handlers: Handlers) {
-        let first: Bool = lock.withLock {
-            guard self.handlers == nil else { return false }
-            self.handlers = handlers
+        let first: Bool = state.withLock { s in
+            guard s.handlers == nil else { return false }
+            s.handlers = handlers
             return true
         }
         guard first else { return }
+        let channel = self.channel
         var ids: [UInt] = []
         ids.append(cgw_data_channel_on_open(channel, onChannelOpen, retainedBox(), releaseChannelBox))
         ids.append(cgw_data_channel_on_close(channel, onChannelClose, retainedBox(), releaseChannelBox))
         ids.append(cgw_data_channel_on_error(channel, onChannelError, retainedBox(), releaseChannelBox))
         ids.append(cgw_data_channel_on_text(channel, onChannelText, retainedBox(), releaseChannelBox))
         ids.append(cgw_data_channel_on_bytes(channel, onChannelBytes, retainedBox(), releaseChannelBox))
-        lock.withLock { signalIds = ids }
+        state.withLock { $0.signalIds = ids }
         if isOpen { reportOpen() }
     }
 
     /// `opened` once, whether the signal or the check in `setHandlers` sees it first.
     fileprivate func reportOpen() {
-        let handlers: Handlers? = lock.withLock {
-            guard !openReported else { return nil }
-            openReported = true
-            return self.handlers
+        let handlers: Handlers? = state.withLock { s in
+            guard !s.openReported else { return nil }
+            s.openReported = true
+            return s.handlers
         }
         handlers?.opened()
     }
@@ -94,18 +105,17 @@ public final class WebRTCDataChannel: @unchecked Sendable {
 
     public func close() { cgw_data_channel_close(channel) }
 
-    fileprivate var currentHandlers: Handlers? { lock.withLock { handlers } }
+    fileprivate var currentHandlers: Handlers? { state.withLock { $0.handlers } }
 
     private func retainedBox() -> UnsafeMutableRawPointer {
-        let box = ChannelBox()
-        box.channel = self
-        return Unmanaged.passRetained(box).toOpaque()
+        Unmanaged.passRetained(ChannelBox(self)).toOpaque()
     }
 }
 
 /// What C holds for a channel: a weak reference.
-private final class ChannelBox: @unchecked Sendable {
-    weak var channel: WebRTCDataChannel?
+private final class ChannelBox: Sendable {
+    weak let channel: WebRTCDataChannel?
+    init(_ channel: WebRTCDataChannel) { self.channel = channel }
 }
 
 private func handlersFrom(_ context: UnsafeMutableRawPointer?) -> WebRTCDataChannel.Handlers? {
@@ -151,7 +161,7 @@ func releaseDataChannelSink(_ context: UnsafeMutableRawPointer?) {
 }
 
 /// Where a core sends the channels the peer opens.
-final class DataChannelSink: @unchecked Sendable {
+final class DataChannelSink: Sendable {
     let report: @Sendable (WebRTCDataChannel) -> Void
     init(report: @escaping @Sendable (WebRTCDataChannel) -> Void) { self.report = report }
 }

@@ -6,8 +6,9 @@
 // thread.
 import CGstWebRTC
 import Foundation
+import Synchronization
 
-public final class HEVCDecoder: @unchecked Sendable {
+public final class HEVCDecoder: Sendable {
     /// Counters; they only grow.
     public struct Statistics: Sendable, Hashable {
         public var accessUnitsIn = 0
@@ -23,13 +24,16 @@ public final class HEVCDecoder: @unchecked Sendable {
         + " ! appsink name=frames sync=false async=false max-buffers=0 drop=false"
 
     private let onFrame: @Sendable (DecodedVideoFrame) -> Void
-    private let lock = NSLock()
-    private var pipeline: OpaquePointer?
-    private var appsrc: OpaquePointer?
-    private var statistics = Statistics()
-    private var failure: String?
-    private var busWatch: UInt32 = 0
-    private var stopped = false
+    /// What changes after init; the GStreamer pointers are owned references until `stop()`.
+    private struct State {
+        var pipeline: OpaquePointer?
+        var appsrc: OpaquePointer?
+        var statistics = Statistics()
+        var failure: String?
+        var busWatch: UInt32 = 0
+        var stopped = false
+    }
+    private let state = Mutex(State())
 
     public init(onFrame: @escaping @Sendable (DecodedVideoFrame) -> Void) {
         self.onFrame = onFrame
@@ -46,9 +50,10 @@ public final class HEVCDecoder: @unchecked Sendable {
         }
         let appsrc = cgw_bin_get_child(pipeline, "videoin")
         let sink = cgw_bin_get_child(pipeline, "frames")
-        lock.withLock {
-            self.pipeline = pipeline
-            self.appsrc = appsrc
+        let refs = (pipeline: GstRef(pipeline), appsrc: appsrc.map(GstRef.init))
+        state.withLock { s in
+            s.pipeline = refs.pipeline.pointer
+            s.appsrc = refs.appsrc?.pointer
         }
         guard let sink, appsrc != nil else {
             if let sink { cgw_element_unref(sink) }
@@ -58,7 +63,7 @@ public final class HEVCDecoder: @unchecked Sendable {
         _ = cgw_appsink_on_video_frame(sink, onDecodedFrame, retainedBox(), releaseDecoderBox)
         cgw_element_unref(sink)
         let watch = cgw_bus_watch(pipeline, onDecoderBusMessage, retainedBox(), releaseDecoderBox)
-        lock.withLock { busWatch = watch }
+        state.withLock { $0.busWatch = watch }
         guard cgw_pipeline_play(pipeline) else {
             stop()
             throw .pipeline("the H.265 decoder refused to play")
@@ -68,28 +73,28 @@ public final class HEVCDecoder: @unchecked Sendable {
     /// Pushes one Annex B access unit (parameter sets before key frames). False when stopped.
     @discardableResult
     public func push(_ accessUnit: [UInt8], isKeyFrame: Bool) -> Bool {
-        guard let appsrc = lock.withLock({ stopped ? nil : self.appsrc }), !accessUnit.isEmpty else { return false }
+        guard let appsrc = state.withLock({ $0.stopped ? nil : $0.appsrc }), !accessUnit.isEmpty else { return false }
         let ok = accessUnit.withUnsafeBytes { cgw_appsrc_push(appsrc, $0.baseAddress, $0.count, -1, -1, !isKeyFrame) }
-        lock.withLock {
-            statistics.accessUnitsIn += 1
-            if !ok { statistics.refused += 1 }
+        state.withLock { s in
+            s.statistics.accessUnitsIn += 1
+            if !ok { s.statistics.refused += 1 }
         }
         return ok
     }
 
-    public var stats: Statistics { lock.withLock { statistics } }
+    public var stats: Statistics { state.withLock { $0.statistics } }
     /// The first error the decoder reported, if any.
-    public var error: String? { lock.withLock { failure } }
+    public var error: String? { state.withLock { $0.failure } }
 
     public func stop() {
-        let (pipeline, appsrc, watch): (OpaquePointer?, OpaquePointer?, UInt32) = lock.withLock {
-            guard !stopped else { return (nil, nil, 0) }
-            stopped = true
+        let (pipeline, appsrc, watch): (OpaquePointer?, OpaquePointer?, UInt32) = state.withLock { s in
+            guard !s.stopped else { return (nil, nil, 0) }
+            s.stopped = true
             defer {
-                self.pipeline = nil
-                self.appsrc = nil
+                s.pipeline = nil
+                s.appsrc = nil
             }
-            return (self.pipeline, self.appsrc, busWatch)
+            return (s.pipeline, s.appsrc, s.busWatch)
         }
         if watch != 0 { cgw_shared_loop_remove_source(watch) }
         if let appsrc {
@@ -103,10 +108,10 @@ public final class HEVCDecoder: @unchecked Sendable {
     }
 
     fileprivate func frame(luma: UnsafePointer<UInt8>?, width: Int32, height: Int32, stride: Int32, pts: Int64, arrival: Int64) {
-        lock.withLock {
-            statistics.framesOut += 1
-            statistics.lastWidth = Int(width)
-            statistics.lastHeight = Int(height)
+        state.withLock { s in
+            s.statistics.framesOut += 1
+            s.statistics.lastWidth = Int(width)
+            s.statistics.lastHeight = Int(height)
         }
         guard let luma, width > 0, height > 0, stride >= width else { return }
         let bytes = Array(UnsafeBufferPointer(start: luma, count: Int(stride) * Int(height)))
@@ -116,18 +121,18 @@ public final class HEVCDecoder: @unchecked Sendable {
 
     fileprivate func busMessage(kind: Int32, source: String, text: String) {
         guard kind == Int32(CGW_BUS_ERROR) else { return }
-        lock.withLock { if failure == nil { failure = "\(source): \(text)" } }
+        state.withLock { s in if s.failure == nil { s.failure = "\(source): \(text)" } }
     }
 
     private func retainedBox() -> UnsafeMutableRawPointer {
-        let box = DecoderBox()
-        box.decoder = self
-        return Unmanaged.passRetained(box).toOpaque()
+        Unmanaged.passRetained(DecoderBox(self)).toOpaque()
     }
 }
 
-private final class DecoderBox: @unchecked Sendable {
-    weak var decoder: HEVCDecoder?
+/// What C holds for the decoder: a weak reference (no cycle through C).
+private final class DecoderBox: Sendable {
+    weak let decoder: HEVCDecoder?
+    init(_ decoder: HEVCDecoder) { self.decoder = decoder }
 }
 
 private func decoderFrom(_ context: UnsafeMutableRawPointer?) -> HEVCDecoder? {
