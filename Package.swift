@@ -212,6 +212,8 @@ let package = Package(
             name: "Scenario",
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator",
+                // `--simulated`: the scenario's devices and apps inside ScenarioSimulation.
+                "Simulation",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -4,8 +4,9 @@ import Foundation
 import IPCWire
 import Synchronization
 
-/// Evaluates one wait or expectation on one device by polling its timeline and state until the
-/// condition holds, fails for good, or its time is up.
+/// Evaluates one wait or expectation on one device on its timeline and state: now, again at each
+/// change the world reports, and once more at the deadline, until the condition holds, fails for
+/// good, or its time is up. Time is the run's clock (real or simulated); nothing polls.
 struct ConditionCheck {
     enum Verdict {
         case pass(Measure?)
@@ -39,16 +40,19 @@ struct ConditionCheck {
         }
     }
 
-    /// Polls until a verdict; `limit` is the step's (seconds), else the condition's default.
+    var clock: any ScenarioClock { timeline.clock }
+
+    /// Waits for a verdict; `limit` is the step's (seconds), else the condition's default.
     func run(limit: Double?) async -> (passed: Bool, seen: String?, measure: Measure?) {
         let deadline = naturalDeadline(limit: limit)
         while true {
+            let seen = clock.version
             let verdict = await evaluate(final: false)
             switch verdict {
             case .pass(let m): return (true, nil, m)
             case .fail(let seen, let m): return (false, seen, m)
             case .pending:
-                if Date() >= deadline {
+                if clock.now >= deadline || Task.isCancelled {
                     switch await evaluate(final: true) {
                     case .pass(let m): return (true, nil, m)
                     case .fail(let seen, let m): return (false, seen, m)
@@ -56,7 +60,7 @@ struct ConditionCheck {
                     }
                 }
             }
-            try? await Task.sleep(for: .milliseconds(10))
+            _ = await clock.wait(after: seen, until: deadline)
         }
     }
 
@@ -133,7 +137,7 @@ struct ConditionCheck {
                 let m = Measure(value: latency, limit: within, unit: "s", atMost: true)
                 return latency <= within ? .pass(m) : .fail("answered after \(String(format: "%.2f", latency)) s", m)
             }
-            let waited = Date().timeIntervalSince(call.start)
+            let waited = clock.now.timeIntervalSince(call.start)
             return .pending("no answer after \(String(format: "%.2f", waited)) s; \(recent)")
 
         case .videoStarted(let withinMs, let who):
@@ -145,13 +149,13 @@ struct ConditionCheck {
                 // The app's own answer time when it has one, else the device's.
                 firstMs = stats?.answerToFirstFrameMs ?? stats?.firstFrameAt.map { $0.timeIntervalSince(answer.time) * 1000 }
             } else if let sent = await device.framesSent()[session], sent > 0 {
-                firstMs = Date().timeIntervalSince(answer.time) * 1000
+                firstMs = clock.now.timeIntervalSince(answer.time) * 1000
             }
             if let firstMs {
                 let m = Measure(value: firstMs, limit: withinMs, unit: "ms", atMost: true)
                 return firstMs <= withinMs ? .pass(m) : .fail("the first frame came \(Int(firstMs)) ms after the answer", m)
             }
-            return .pending("no video frame \(Int(Date().timeIntervalSince(answer.time) * 1000)) ms after the answer")
+            return .pending("no video frame \(Int(clock.now.timeIntervalSince(answer.time) * 1000)) ms after the answer")
 
         case .frames(let count, let fps, let who):
             guard let session = call?.session else { return .fail("no call had started", nil) }
@@ -170,7 +174,7 @@ struct ConditionCheck {
             }
             // The rate this check saw: frames over its own window (at least 1 s) once frames flow;
             // a stream's first second is bursty (the decoder catches up), so the window starts late.
-            let now = Date()
+            let now = clock.now
             if frames > 0 { window.begin(now, frames: frames) }
             if let (t, f) = window.first, now.timeIntervalSince(t) >= 1 {
                 rate = Double(frames - f) / now.timeIntervalSince(t)

@@ -2,9 +2,9 @@ import CallEngine
 import Foundation
 import IPCWire
 
-/// Evaluates a doorbell condition of PROTOCOL.md 8 on one device. It waits on events, not a
-/// clock: it subscribes to the timeline's changes (every device event is recorded there), checks,
-/// and checks again at each new observation until the condition holds or the limit passes.
+/// Evaluates a doorbell condition of PROTOCOL.md 8 on one device. It waits on events: it checks,
+/// and checks again at each change the world reports (every device event is recorded on the
+/// timeline) until the condition holds or the limit passes on the run's clock.
 struct DoorbellCheck: Sendable {
     let condition: DoorbellCondition
     let device: any ScenarioDeviceDriver
@@ -27,9 +27,9 @@ struct DoorbellCheck: Sendable {
 
     /// Waits for a verdict (`limit` seconds at most; 0 checks once).
     func run(limit: Double) async -> (passed: Bool, seen: String?) {
-        let changes = timeline.changes()
+        let clock = timeline.clock
         if case .some(let verdict) = await evaluate() { return verdict }
-        let holds = await waitOnEvents(changes, timeout: limit) { await evaluate() != nil }
+        let holds = await clock.waitUntil(clock.now.addingTimeInterval(limit)) { await evaluate() != nil }
         if holds, let verdict = await evaluate() { return verdict }
         return (false, await pending())
     }
@@ -86,32 +86,5 @@ struct DoorbellCheck: Sendable {
         guard case .string(let b64) = value, let data = Data(base64Encoded: b64),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
         return object["cmd"] as? String
-    }
-}
-
-/// Runs `check` now and again at each element of `events` until it holds (true) or `timeout`
-/// seconds pass (false). No polling: between events it sleeps on the stream.
-func waitOnEvents<S: AsyncSequence & Sendable>(_ events: S, timeout: Double,
-                                               _ check: @escaping @Sendable () async -> Bool) async -> Bool
-    where S.Element: Sendable
-{
-    if await check() { return true }
-    guard timeout > 0 else { return false }
-    return await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            do {
-                for try await _ in events {
-                    if await check() { return true }
-                }
-            } catch {}
-            return false
-        }
-        group.addTask {
-            try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-            return false
-        }
-        let first = await group.next() ?? false
-        group.cancelAll()
-        return first
     }
 }

@@ -62,6 +62,8 @@ public struct ScenarioResult: Sendable {
     public var steps: [StepResult]
     public var observations: [Observation]
     public var calls: [CallSummary]
+    /// Wall time of a run on simulated time (`--simulated`), seconds; nil on real time.
+    public var wallSeconds: Double?
 
     public init(scenario: Scenario, appMode: AppMode, brokerURL: String, startedAt: Date, endedAt: Date, setupError: String?,
                 steps: [StepResult], observations: [Observation], calls: [CallSummary]) {
@@ -86,7 +88,8 @@ public struct ScenarioResult: Sendable {
         var lines: [String] = []
         let verdict = passed ? "PASS" : "FAIL"
         lines.append("\(verdict) \(scenario.name) (\(scenario.file)): \(steps.count) steps run, \(expectations.count) expectations, "
-            + "\(failures.count) failed, \(calls.count) calls, \(String(format: "%.1f", seconds)) s")
+            + "\(failures.count) failed, \(calls.count) calls, \(String(format: "%.1f", seconds)) s"
+            + (wallSeconds.map { String(format: " simulated in %.2f s of wall time", $0) } ?? ""))
         if let setupError { lines.append("  setup: \(setupError)") }
         for f in failures { lines.append("  " + (f.failure ?? f.title)) }
         return lines.joined(separator: "\n")

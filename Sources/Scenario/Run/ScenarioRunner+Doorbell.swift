@@ -5,7 +5,8 @@ import Foundation
 import IPCWire
 
 /// The doorbell steps of PROTOCOL.md 8 (docs/scenarios.md, "Doorbells"). Every wait here is on
-/// the app's or the device's events (through the timeline), never a poll against the clock.
+/// the app's or the device's events (the world reports them; the run's clock wakes the waits),
+/// never a poll.
 extension ScenarioRunner {
     /// A device's doorbell event on the timeline (the call id as the session where there is one).
     func recordDoorbell(_ devId: String, _ event: DeviceEvent) {
@@ -51,12 +52,12 @@ extension ScenarioRunner {
         case .leaveMessage(let within):
             // PROTOCOL.md 8.5: a press inside the window records a message; DP 212 ipc_leave_msg
             // is reported once it is written.
-            let changes = timeline.changes()
+            let deadline = clock.now.addingTimeInterval(within)
             let callId = try await device.press(targets: [], callType: nil, timeoutSeconds: nil)
             timeline.record(devId, session: callId, .action("press (leave a message)"))
             let check = DoorbellCheck(condition: .dataPoint(DataPointCatalogue.initiativeMessage, equals: nil, alert: "ipc_leave_msg"),
                                       device: device, timeline: timeline, user: { $0 })
-            let got = await waitOnEvents(changes, timeout: within) {
+            let got = await clock.waitUntil(deadline) {
                 guard let v = await device.dataPoint(DataPointCatalogue.initiativeMessage) else { return false }
                 return DoorbellCheck.alertCommand(v) == "ipc_leave_msg"
             }
@@ -83,7 +84,7 @@ extension ScenarioRunner {
             throw ScenarioActionError("no doorbell call: press first")
         }
         let app = try app(user)
-        let rings = await waitOnEvents(await app.events(), timeout: 3) { await app.ringingDoorbell() == callId }
+        let rings = await clock.waitUntil(clock.now.addingTimeInterval(3)) { await app.ringingDoorbell() == callId }
         guard rings else { throw ScenarioActionError("doorbell call \(callId) does not ring on \(user)'s phone") }
         return callId
     }
@@ -100,7 +101,8 @@ extension ScenarioRunner {
     func openDoorbellVideo(_ user: String, stream: StreamType, device: any ScenarioDeviceDriver) async throws {
         guard let callId = timeline.currentCall(device.devId)?.session else { throw ScenarioActionError("no doorbell call") }
         let app = try app(user)
-        _ = await waitOnEvents(await app.events(), timeout: 3) { await app.answeredDoorbell() == callId }
+        let holds = await clock.waitUntil(clock.now.addingTimeInterval(3)) { await app.answeredDoorbell() == callId }
+        guard holds else { throw ScenarioActionError("\(user) did not hold the accepted doorbell call \(callId) within 3 s") }
         try await app.openDoorbellVideo(stream: stream)
         timeline.record(device.devId, session: callId, .action("\(user) opens video"))
     }

@@ -9,23 +9,32 @@ import IPCWire
 /// the recorded timeline, `on:` fanning out over devices at once, `repeat` blocks, delays from
 /// their distributions. A failed wait stops that device's remaining steps; a failed expectation is
 /// recorded and the run goes on.
+///
+/// Every wait is driven by events: the world reports each device and app event (recorded on the
+/// timeline, which wakes the waits), a condition is re-checked at each change and once more at its
+/// deadline, and time is the world's clock (`ScenarioClock`: real, or the simulator's).
 public final class ScenarioRunner: Sendable {
     public let scenario: Scenario
     let world: any ScenarioWorld
-    let timeline = Timeline()
+    let timeline: Timeline
+    var clock: any ScenarioClock { world.clock }
     /// The steps' results so far and the delays' random source.
     private let state: Mutex<(results: [StepResult], rng: SplitMix64)>
 
     public init(scenario: Scenario, world: any ScenarioWorld) {
         self.scenario = scenario
         self.world = world
+        timeline = Timeline(clock: world.clock)
         state = Mutex(([], SplitMix64(seed: scenario.seed ?? UInt64.random(in: 0...UInt64.max))))
     }
 
     /// Starts a world for the scenario, runs it, closes the world. Never throws: a setup problem is
-    /// the result's `setupError`.
-    public static func run(_ scenario: Scenario, brokerURL: String? = nil, appMode: AppMode = .simulated) async -> ScenarioResult {
+    /// the result's `setupError`. `simulated`: the world is the deterministic simulator on simulated
+    /// time (`SimulatedWorld`; no broker), else devices and app users in this process on a broker.
+    public static func run(_ scenario: Scenario, brokerURL: String? = nil, appMode: AppMode = .simulated,
+                           simulated: Bool = false) async -> ScenarioResult {
         let started = Date()
+        if simulated { return await runSimulated(scenario, appMode: appMode) }
         if appMode == .external, let step = scenario.allSteps.first(where: { $0.kind.needsSimulatedApp }) {
             return ScenarioResult(scenario: scenario, appMode: appMode, brokerURL: brokerURL ?? "", startedAt: started, endedAt: Date(),
                                   setupError: "\(step.title) needs the simulated app (--app simulated); with --app external the real app plays that part",
@@ -45,45 +54,35 @@ public final class ScenarioRunner: Sendable {
 
     /// Runs the steps against the world (which the caller closes).
     public func run() async -> ScenarioResult {
-        let started = Date()
-        let pumps = startRecording()
-        let sampler = Task { [weak self] in await self?.sampleVideo() }
-        // Let the event streams attach before the first step.
-        try? await Task.sleep(for: .milliseconds(50))
+        let wallStart = Date()
+        clock.started(1)
+        let started = clock.now
+        let pumps = await startRecording()
+        clock.started(1)
+        let sampler = Task { [weak self, clock] in
+            await self?.sampleVideo()
+            clock.ended()
+        }
         _ = await run(scenario.steps, device: 0, iteration: [])
         // Late events (the last hang-up's echo) still land on the timeline.
-        try? await Task.sleep(for: .milliseconds(200))
+        await clock.sleep(0.2)
         sampler.cancel()
         for p in pumps { p.cancel() }
+        let ended = clock.now
+        clock.finish()
         let observations = timeline.all
-        return ScenarioResult(scenario: scenario, appMode: world.appMode, brokerURL: world.brokerURL, startedAt: started, endedAt: Date(),
-                              setupError: nil, steps: state.withLock { $0.results }, observations: observations,
-                              calls: CallSummary.build(from: observations))
+        var result = ScenarioResult(scenario: scenario, appMode: world.appMode, brokerURL: world.brokerURL, startedAt: started, endedAt: ended,
+                                    setupError: nil, steps: state.withLock { $0.results }, observations: observations,
+                                    calls: CallSummary.build(from: observations))
+        if clock is SimulatedScenarioClock { result.wallSeconds = Date().timeIntervalSince(wallStart) }
+        return result
     }
 
     // MARK: Recording
 
-    private func startRecording() -> [Task<Void, Never>] {
-        var tasks: [Task<Void, Never>] = []
-        let timeline = self.timeline
-        for d in world.devices {
-            let devId = d.devId
-            tasks.append(Task {
-                for await e in await d.events() {
-                    switch e {
-                    case .sent(let m): timeline.record(devId, session: m.sessionId, .message(m, .sent))
-                    case .received(let m): timeline.record(devId, session: m.sessionId, .message(m, .received))
-                    case .callEnded(let r): timeline.record(devId, session: r.sessionId, .deviceEnded(r))
-                    case .offerRefused(let s, let from, let why): timeline.record(devId, session: s, .offerRefused(session: s, from: from, why: why))
-                    case .connection(let up, let detail): timeline.record(devId, .connection(up: up, detail: detail))
-                    case .refused(let why): timeline.record(devId, .refused(why))
-                    case .ringing, .ringingStopped: break
-                    case .receivedDoorbell, .sentDoorbell, .pressed, .dataPointsReported, .fellAsleep, .wokeUp, .mediaStored:
-                        self.recordDoorbell(devId, e)  // PROTOCOL.md 8
-                    }
-                }
-            })
-        }
+    /// Subscribes to every device and app event: each lands on the timeline (or, for the app's own
+    /// state changes, just wakes the waits).
+    private func startRecording() async -> [Task<Void, Never>] {
         var users: Set<String> = []
         for app in scenario.apps {
             if app.isPerDevice {
@@ -92,25 +91,40 @@ public final class ScenarioRunner: Sendable {
                 users.insert(app.user)
             }
         }
-        for u in users {
-            guard let app = world.app(u) else { continue }
-            tasks.append(Task {
-                for await e in await app.events() {
-                    if case .callEnded(let r) = e {
-                        timeline.record(r.peers.first ?? "", session: r.sessionId, .appEnded(user: u, r))
-                    }
-                }
-            })
+        return await world.observe(users: users.sorted()) { [weak self] event in self?.record(event) }
+    }
+
+    private func record(_ event: WorldEvent) {
+        switch event {
+        case .device(let devId, let e):
+            switch e {
+            case .sent(let m): timeline.record(devId, session: m.sessionId, .message(m, .sent))
+            case .received(let m): timeline.record(devId, session: m.sessionId, .message(m, .received))
+            case .callEnded(let r): timeline.record(devId, session: r.sessionId, .deviceEnded(r))
+            case .offerRefused(let s, let from, let why): timeline.record(devId, session: s, .offerRefused(session: s, from: from, why: why))
+            case .connection(let up, let detail): timeline.record(devId, .connection(up: up, detail: detail))
+            case .refused(let why): timeline.record(devId, .refused(why))
+            case .ringing, .ringingStopped: clock.changed()
+            case .receivedDoorbell, .sentDoorbell, .pressed, .dataPointsReported, .fellAsleep, .wokeUp, .mediaStored:
+                recordDoorbell(devId, e)  // PROTOCOL.md 8
+            }
+        case .app(let user, let e):
+            if case .callEnded(let r) = e {
+                timeline.record(r.peers.first ?? "", session: r.sessionId, .appEnded(user: user, r))
+            } else {
+                // The app's own view moved (it rings, holds the answer ...): the waits on it re-check.
+                clock.changed()
+            }
         }
-        return tasks
     }
 
     /// Every 500 ms: frames each device sent on each link, and frames each app decoded, with the rate.
     private func sampleVideo() async {
         var last: [String: (Int, Date)] = [:]
         while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(500))
-            let now = Date()
+            await clock.sleep(0.5)
+            if Task.isCancelled { return }
+            let now = clock.now
             for d in world.devices {
                 for (session, frames) in await d.framesSent() {
                     let key = d.devId + "/" + session
@@ -156,8 +170,17 @@ public final class ScenarioRunner: Sendable {
             if targets.count == 1, let only = targets.first {
                 guard await execute(step, device: only, iteration: iteration) else { return false }
             } else {
+                // Each branch is a part of the run the clock waits for; this one waits on them.
+                let branches = Branches(clock: clock, count: targets.count)
                 let ok = await withTaskGroup(of: Bool.self) { group in
-                    for t in targets { group.addTask { await self.execute(step, device: t, iteration: iteration) } }
+                    for t in targets {
+                        group.addTask {
+                            let r = await self.execute(step, device: t, iteration: iteration)
+                            branches.done()
+                            return r
+                        }
+                    }
+                    clock.ended()
                     var all = true
                     for await r in group { all = all && r }
                     return all
@@ -171,11 +194,11 @@ public final class ScenarioRunner: Sendable {
     private func execute(_ step: Step, device index: Int, iteration: [Int]) async -> Bool {
         guard world.devices.indices.contains(index) else { return false }
         let device = world.devices[index]
-        let started = Date()
+        let started = clock.now
         let expand: @Sendable (String) -> String = { expandIndex($0, index: index) }
         func finish(_ kind: StepResult.Kind, passed: Bool, failure: String? = nil, measure: Measure? = nil) -> Bool {
             let r = StepResult(step: step, kind: kind, device: device.devId, iteration: iteration, passed: passed,
-                               failure: failure, measure: measure, startedAt: started, seconds: Date().timeIntervalSince(started))
+                               failure: failure, measure: measure, startedAt: started, seconds: clock.now.timeIntervalSince(started))
             state.withLock { $0.results.append(r) }
             return passed || kind == .expect
         }
@@ -229,13 +252,13 @@ public final class ScenarioRunner: Sendable {
         let devId = device.devId
         switch kind {
         case .press(let targets, let type, let timeout):
-            let t0 = Date()
+            let t0 = clock.now
             let session = try await device.press(targets: targets.map(expand), callType: type, timeoutSeconds: timeout)
             timeline.beginCall(devId, session: session, at: t0)
             timeline.record(devId, session: session, .action("press" + (targets.isEmpty ? "" : " -> " + targets.map(expand).joined(separator: ", "))), at: t0)
         case .call(let user, let type, let channel, let timeout):
             let u = expand(user)
-            let t0 = Date()
+            let t0 = clock.now
             let session = try await app(u).startCall(devId: devId, timeoutSeconds: timeout, callType: type, channelType: channel)
             timeline.beginCall(devId, session: session, at: t0)
             timeline.record(devId, session: session, .action("\(u) calls"), at: t0)
@@ -271,9 +294,9 @@ public final class ScenarioRunner: Sendable {
             if appUsers(of: devId, session: session).contains(u) {
                 // PROTOCOL.md 3.1.6: the app opens the link once it has the answer; the device may
                 // have sent it a moment before the app read it.
-                let deadline = Date().addingTimeInterval(3)
-                while await user.answeredSession() != session, Date() < deadline {
-                    try? await Task.sleep(for: .milliseconds(5))
+                let holds = await clock.waitUntil(clock.now.addingTimeInterval(3)) { await user.answeredSession() == session }
+                guard holds else {
+                    throw ScenarioActionError("\(u) did not hold the answer of \(session) within 3 s (the app's call state was \(await user.phase().rawValue))")
                 }
             }
             try await user.openVideo(sessionId: session, devId: devId, stream: stream, auth: auth)
@@ -286,7 +309,8 @@ public final class ScenarioRunner: Sendable {
     }
 
     /// An app user acts once its own view has caught up (the device may have sent the `call` or
-    /// `answer` a moment before the app read it): it waits up to 3 s for `phase`, then acts either way.
+    /// `answer` a moment before the app read it): it waits up to 3 s for `phase` (on the app's
+    /// events), and fails naming the state it waited for when the phone never gets there.
     private func perform(_ actor: Actor, _ device: any ScenarioDeviceDriver, _ expand: (String) -> String, _ verb: String,
                          when phase: CallPhase,
                          device deviceAction: (any ScenarioDeviceDriver) async throws -> Void,
@@ -299,9 +323,9 @@ public final class ScenarioRunner: Sendable {
         case .user(let u):
             who = expand(u)
             let user = try app(who)
-            let deadline = Date().addingTimeInterval(3)
-            while await user.phase() != phase, Date() < deadline {
-                try? await Task.sleep(for: .milliseconds(5))
+            let reached = await clock.waitUntil(clock.now.addingTimeInterval(3)) { await user.phase() == phase }
+            guard reached else {
+                throw ScenarioActionError("\(who)'s phone did not reach \(phase.rawValue) within 3 s (it was \(await user.phase().rawValue))")
             }
             try await appAction(user)
         }
@@ -310,7 +334,29 @@ public final class ScenarioRunner: Sendable {
 
     private func sleep(_ d: Distribution) async {
         let seconds = state.withLock { d.sample(using: &$0.rng) }
-        try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+        await clock.sleep(seconds)
+    }
+}
+
+/// The `on:` branches of one step, as parts of the run the clock waits for: they count from before
+/// they start, and the last one to end hands its part back to the step that waits on them (so the
+/// simulated clock never sees a moment where nobody runs between the branches and the step).
+final class Branches: Sendable {
+    private let left: Mutex<Int>
+    private let clock: any ScenarioClock
+
+    init(clock: any ScenarioClock, count: Int) {
+        self.clock = clock
+        left = Mutex(count)
+        clock.started(count)
+    }
+
+    func done() {
+        let last = left.withLock { n -> Bool in
+            n -= 1
+            return n == 0
+        }
+        if !last { clock.ended() }
     }
 }
 

@@ -40,9 +40,6 @@ final class Timeline: Sendable {
         /// Per device: the current call's session and when it started.
         var current: [String: (session: String, start: Date)] = [:]
         var known: Set<String> = []
-        /// Who waits for the next observation (the doorbell checks: they wait on events, not a clock).
-        var watchers: [UInt64: AsyncStream<Void>.Continuation] = [:]
-        var nextWatcher: UInt64 = 0
 
         mutating func begin(_ device: String, _ session: String, at time: Date) {
             let key = device + "\u{0}" + session
@@ -56,32 +53,21 @@ final class Timeline: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The run's clock: an observation's time, and who waits on changes (the waits re-check at each).
+    let clock: any ScenarioClock
 
-    func record(_ device: String, session: String? = nil, _ kind: Observation.Kind, at time: Date = Date()) {
-        let waiting = state.withLock { s -> [AsyncStream<Void>.Continuation] in
+    init(clock: any ScenarioClock) { self.clock = clock }
+
+    /// Records an observation (now, unless `time` says when) and wakes whoever waits on a change.
+    func record(_ device: String, session: String? = nil, _ kind: Observation.Kind, at time: Date? = nil) {
+        let time = time ?? clock.now
+        state.withLock { s in
             s.items.append(Observation(time: time, device: device, session: session, kind: kind))
             if case .message(let m, _) = kind, m.event == .call {
                 s.begin(device, m.sessionId, at: time)
             }
-            return Array(s.watchers.values)
         }
-        for w in waiting { w.yield() }
-    }
-
-    /// A stream that yields once per observation recorded from now on (newest only: a slow reader
-    /// sees one wake-up for many), and ends when the caller drops it.
-    func changes() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { s -> UInt64 in
-            let id = s.nextWatcher
-            s.nextWatcher += 1
-            s.watchers[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) }
-        }
-        return stream
+        clock.changed()
     }
 
     /// A call began (a press, an app's call, or the first `call` seen for a new session).

@@ -13,6 +13,7 @@ public final class InProcessWorld: ScenarioWorld, Sendable {
     public let appMode: AppMode
     public let brokerURL: String
     public let devices: [any ScenarioDeviceDriver]
+    public let clock: any ScenarioClock = WallScenarioClock()
     private let apps: [String: InProcessApp]
     private let broker: MosquittoBroker?
 

@@ -96,6 +96,39 @@ public protocol ScenarioWorld: Sendable {
     func app(_ userId: String) -> (any ScenarioAppDriver)?
     /// Stops everything the world started.
     func close() async
+    /// The run's time: real (`WallScenarioClock`) or the simulator's (`SimulatedScenarioClock`).
+    var clock: any ScenarioClock { get }
+    /// Delivers every event of the devices and of the app users `users` to `sink`, in order, from
+    /// now on (subscribed before it returns); the tasks it started, if any, for the caller to cancel.
+    func observe(users: [String], _ sink: @escaping @Sendable (WorldEvent) -> Void) async -> [Task<Void, Never>]
+}
+
+/// Something that happened in the world: what the runner records, and what wakes its waits.
+public enum WorldEvent: Sendable {
+    case device(String, DeviceEvent)
+    case app(String, AppEvent)
+}
+
+extension ScenarioWorld {
+    /// Over the drivers' event streams: one task per device and app user.
+    public func observe(users: [String], _ sink: @escaping @Sendable (WorldEvent) -> Void) async -> [Task<Void, Never>] {
+        var tasks: [Task<Void, Never>] = []
+        for d in devices {
+            let devId = d.devId
+            let stream = await d.events()
+            tasks.append(Task {
+                for await e in stream { sink(.device(devId, e)) }
+            })
+        }
+        for u in users {
+            guard let app = app(u) else { continue }
+            let stream = await app.events()
+            tasks.append(Task {
+                for await e in stream { sink(.app(u, e)) }
+            })
+        }
+        return tasks
+    }
 }
 
 /// A step could not be carried out (an action was refused, a user is unknown, ...).

@@ -1,0 +1,110 @@
+import Foundation
+import Scenario
+import Testing
+import TestSupport
+
+extension Scenarios {
+    /// `ipcemu scenario run --simulated` (docs/scenarios.md, "Simulated time").
+    @Suite("Simulated time") struct SimulatedTime {
+        /// The shipped scenarios the simulated world cannot run, and the reason it must give.
+        static let unsupported: [String: String] = [
+            "press-app-answers.yaml": "needs decoded video frames",
+            "video-frame-rate.yaml": "needs decoded video frames",
+            "p2p-drop-disconnected.yaml": "needs decoded video frames",
+            "unauthorised-offer.yaml": "needs decoded video frames",
+            "doorbell-press-accept-video.yaml": "needs data points",
+            "doorbell-ring-timeout-leave-message.yaml": "needs data points",
+            "battery-doorbell-wake-by-topic.yaml": "low-power device",
+        ]
+
+        /// Wall seconds a simulated run may take here: "well under a second" on an idle machine;
+        /// loose, so a loaded 2-core machine running a debug build does not make it flaky.
+        static let wallLimit = 5.0
+
+        @Test("every shipped scenario has the same verdict on simulated time as on real time, in little wall time",
+              arguments: shippedScenarioFiles())
+        func sameVerdict(file: String) async throws {
+            let s = try Scenario.load(path: scenariosFolder + "/" + file)
+            let t0 = Date()
+            let simulated = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
+            let wall = Date().timeIntervalSince(t0)
+            if let why = Self.unsupported[file] {
+                let setup = try #require(simulated.setupError, "\(file) should be refused: \(simulated.summaryText)")
+                #expect(setup.hasPrefix("not supported under --simulated: "), "\(setup)")
+                #expect(setup.contains(why), "\(setup)")
+                #expect(!simulated.passed, "a refused scenario never passes")
+                return
+            }
+            print("simulated \(file): \(String(format: "%.3f", wall)) s wall, \(String(format: "%.1f", simulated.seconds)) s simulated")
+            #expect(wall < Self.wallLimit, "\(file) took \(wall) s of wall time on simulated time")
+            #expect(simulated.wallSeconds != nil)
+            #expect(simulated.summaryText.contains("simulated in"))
+            let real = await ScenarioRunner.run(s, appMode: .simulated)
+            #expect(simulated.passed == real.passed, "simulated: \(simulated.summaryText)\nreal: \(real.summaryText)")
+            #expect(simulated.passed, "\(simulated.summaryText)")
+            #expect(simulated.steps.count == real.steps.count, "the same steps ran")
+            #expect(simulated.expectations.count == real.expectations.count)
+            #expect(simulated.calls.count == real.calls.count, "the same calls")
+        }
+
+        @Test("a scenario that fails in real time fails the same way on simulated time")
+        func failsTheSameWay() async throws {
+            let s = try scenario(Failures.failing, name: "failing.yaml")
+            let simulated = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
+            let real = await ScenarioRunner.run(s, appMode: .simulated)
+            #expect(!simulated.passed && !real.passed)
+            let simFailures = simulated.failures.map { $0.step.label }
+            #expect(simFailures == real.failures.map { $0.step.label }, "the same steps fail")
+            let texts = simulated.failures.compactMap(\.failure)
+            #expect(texts.count == 2, "\(texts)")
+            #expect(texts.first?.contains("expected answered within 0.2 s") == true, "\(texts)")
+            #expect(texts.first?.contains("no answer after 0.40 s") == true, "judged at its deadline on the simulator's clock: \(texts)")
+            #expect(texts.last?.contains("expected call ended with reason busy") == true, "\(texts)")
+            #expect(texts.last?.contains("ended hungUp without a reason") == true, "\(texts)")
+            #expect(simulated.expectations.last?.passed == true, "the run went on after the failures")
+        }
+
+        @Test("a wait for a state that never comes fails at its deadline, naming the condition, and costs no wall time")
+        func waitFailsAtDeadline() async throws {
+            let s = try scenario("""
+                name: never-answered
+                devices: {profile: profiles/doorbell-qa.yaml}
+                apps: [{user: user-alice}]
+                steps:
+                  - sleep: 20
+                  - wait: {state: answered, timeout: 30}
+                  - press: household
+                """)
+            let t0 = Date()
+            let result = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
+            let wall = Date().timeIntervalSince(t0)
+            #expect(!result.passed)
+            #expect(result.steps.count == 2, "the failed wait stopped the device's steps")
+            let failure = try #require(result.failures.first?.failure)
+            #expect(failure.contains("expected call state answered within 30 s; the call state was idle"), "\(failure)")
+            #expect(result.seconds >= 50, "50 s passed on the simulator's clock: \(result.seconds)")
+            #expect(wall < Self.wallLimit, "\(wall) s of wall time")
+        }
+
+        @Test("an app action whose state never comes fails, naming it, instead of acting anyway")
+        func actionWaitsForState() async throws {
+            let s = try scenario("""
+                name: nothing-rings
+                devices: {profile: profiles/doorbell-qa.yaml}
+                apps: [{user: user-alice}]
+                steps:
+                  - answer: user-alice
+                """)
+            let result = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
+            let failure = try #require(result.failures.first?.failure)
+            #expect(failure.contains("user-alice's phone did not reach ringingIncoming within 3 s (it was idle)"), "\(failure)")
+        }
+
+        @Test("--app external is refused on simulated time")
+        func externalRefused() async throws {
+            let s = try Scenario.load(path: scenariosFolder + "/cancel.yaml")
+            let result = await ScenarioRunner.run(s, appMode: .external, simulated: true)
+            #expect(result.setupError?.hasPrefix("not supported under --simulated: --app external") == true, "\(result.summaryText)")
+        }
+    }
+}
