@@ -1,11 +1,12 @@
 import Foundation
 import IPCWire
+import Synchronization
 import WebRTCLink
 
 /// The app's side of PROTOCOL.md 7: the `fmp4Stream` data channel it opened. Answers the device's
 /// `codec` with `start` and its `recv` with `complete`, then puts the binary messages back into
 /// segments, reads the fMP4, decodes the H.265 and hands every frame on (the stamp reader).
-public final class AppHEVCReceiver: @unchecked Sendable {
+public final class AppHEVCReceiver: Sendable {
     /// What the receiver saw; it only grows.
     public struct Report: Sendable, Equatable {
         /// The device's text messages, in order, as they came.
@@ -38,12 +39,16 @@ public final class AppHEVCReceiver: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
-    private var handshake = FMP4AppHandshake()
-    private var reassembler = FMP4Reassembler()
-    private var depacketizer = FMP4Depacketizer()
-    private var report = Report()
-    private var channel: WebRTCDataChannel?
+    /// Everything that changes, behind one Mutex; the channel and the decoder are called with it
+    /// released.
+    private struct State {
+        var handshake = FMP4AppHandshake()
+        var reassembler = FMP4Reassembler()
+        var depacketizer = FMP4Depacketizer()
+        var report = Report()
+        var channel: WebRTCDataChannel?
+    }
+    private let state = Mutex(State())
     private let decoder: HEVCDecoder
 
     init(onFrame: @escaping @Sendable (DecodedVideoFrame) -> Void) {
@@ -53,11 +58,11 @@ public final class AppHEVCReceiver: @unchecked Sendable {
     /// Takes the channel the offerer made (its handlers are set here).
     func attach(_ channel: WebRTCDataChannel) {
         guard channel.label == FMP4ControlMessage.channelLabel else { return }
-        lock.withLock { self.channel = channel }
+        state.withLock { $0.channel = channel }
         do {
             try decoder.start()
         } catch {
-            lock.withLock { report.decoderError = "\(error)" }
+            state.withLock { $0.report.decoderError = "\(error)" }
         }
         channel.setHandlers(.init(
             text: { [weak self] text in self?.received(text: text) },
@@ -68,9 +73,9 @@ public final class AppHEVCReceiver: @unchecked Sendable {
     var snapshot: Report {
         let decoded = decoder.stats.framesOut
         let decoderError = decoder.error
-        return lock.withLock {
-            var copy = report
-            copy.framing = reassembler.stats
+        return state.withLock { s in
+            var copy = s.report
+            copy.framing = s.reassembler.stats
             copy.framesDecoded = decoded
             if copy.decoderError == nil { copy.decoderError = decoderError }
             return copy
@@ -78,56 +83,58 @@ public final class AppHEVCReceiver: @unchecked Sendable {
     }
 
     private func received(text: String) {
-        let (effect, channel) = lock.withLock { () -> (FMP4AppHandshake.Effect, WebRTCDataChannel?) in
-            report.textsReceived.append(text)
-            return (handshake.received(text), self.channel)
+        let (effect, channel) = state.withLock { s -> (FMP4AppHandshake.Effect, WebRTCDataChannel?) in
+            s.report.textsReceived.append(text)
+            return (s.handshake.received(text), s.channel)
         }
         if let refusal = effect.refusal { failed(refusal) }
         for message in effect.send {
             let sent = channel?.send(text: message.text) ?? false
-            lock.withLock { report.textsSent.append(message.text) }
+            state.withLock { $0.report.textsSent.append(message.text) }
             if !sent { failed("could not send \(message.text)") }
         }
     }
 
     private func received(bytes: [UInt8]) {
-        let unit: (accessUnit: [UInt8], media: FMP4MediaSegment)? = lock.withLock {
-            guard handshake.state == .receiving else {
-                note("a binary message before the handshake ended")
+        let unit: (accessUnit: [UInt8], media: FMP4MediaSegment)? = state.withLock { s in
+            guard s.handshake.state == .receiving else {
+                s.report.note("a binary message before the handshake ended")
                 return nil
             }
             do {
-                guard let segment = try reassembler.accept(bytes) else { return nil }
+                guard let segment = try s.reassembler.accept(bytes) else { return nil }
                 let isInit = segment.kind == .initialization
-                let result = try depacketizer.take(segment.bytes, isInitialization: isInit)
+                let result = try s.depacketizer.take(segment.bytes, isInitialization: isInit)
                 if isInit {
-                    report.initializationSegments += 1
-                    if let i = depacketizer.initialization {
-                        report.initializationSizes.append("\(i.sampleEntry) \(i.width)x\(i.height)")
+                    s.report.initializationSegments += 1
+                    if let i = s.depacketizer.initialization {
+                        s.report.initializationSizes.append("\(i.sampleEntry) \(i.width)x\(i.height)")
                     }
                 } else {
-                    report.mediaSegments += 1
-                    if result?.media.isKeyFrame == true { report.keyFrames += 1 }
+                    s.report.mediaSegments += 1
+                    if result?.media.isKeyFrame == true { s.report.keyFrames += 1 }
                 }
                 return result
             } catch {
-                note("\(error)")
+                s.report.note("\(error)")
                 return nil
             }
         }
         if let unit { decoder.push(unit.accessUnit, isKeyFrame: unit.media.isKeyFrame) }
     }
 
-    /// Under the lock.
-    private func note(_ text: String) {
-        report.errors += 1
-        if report.errorTexts.count < 20 { report.errorTexts.append(text) }
-    }
-
-    private func failed(_ text: String) { lock.withLock { note(text) } }
+    private func failed(_ text: String) { state.withLock { $0.report.note(text) } }
 
     func close() {
         decoder.stop()
-        lock.withLock { channel }?.close()
+        state.withLock { $0.channel }?.close()
+    }
+}
+
+extension AppHEVCReceiver.Report {
+    /// Counts an error and keeps its text (the first 20).
+    fileprivate mutating func note(_ text: String) {
+        errors += 1
+        if errorTexts.count < 20 { errorTexts.append(text) }
     }
 }

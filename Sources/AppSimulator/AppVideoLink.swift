@@ -190,10 +190,9 @@ final class LockedStats: Sendable {
 }
 
 /// Writes decoded frames' luma planes as PGM images (`--save-frames DIR`).
-final class FrameSaver: @unchecked Sendable {
+final class FrameSaver: Sendable {
     private let directory: String
-    private let lock = NSLock()
-    private var index = 0
+    private let index = Mutex(0)
 
     init(directory: String) {
         self.directory = directory
@@ -201,10 +200,10 @@ final class FrameSaver: @unchecked Sendable {
     }
 
     func save(_ frame: DecodedVideoFrame) {
-        lock.lock()
-        let n = index
-        index += 1
-        lock.unlock()
+        let n = index.withLock { i in
+            defer { i += 1 }
+            return i
+        }
         var data = Data("P5\n\(frame.width) \(frame.height)\n255\n".utf8)
         for row in 0..<frame.height {
             let start = row * frame.stride

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// When each step of a P2P link happened, as the app saw it: where the time from `answer` to the
 /// first frame goes (`bench media` prints it step by step).
@@ -27,21 +28,20 @@ public struct LinkTimeline: Sendable, Equatable {
     public init() {}
 }
 
-/// A link timeline behind a lock: steps are recorded from GStreamer threads and the app's actor.
-final class LockedTimeline: @unchecked Sendable {
-    private let lock = NSLock()
-    private var timeline = LinkTimeline()
+/// A link timeline behind a Mutex: steps are recorded from GStreamer threads and the app's actor.
+final class LockedTimeline: Sendable {
+    private let timeline = Mutex(LinkTimeline())
 
     /// Records a step once: a later call for the same step (a renegotiation) keeps the first time.
     func record(_ step: WritableKeyPath<LinkTimeline, Date?>) {
         let now = Date()
-        lock.withLock { if timeline[keyPath: step] == nil { timeline[keyPath: step] = now } }
+        timeline.withLock { t in if t[keyPath: step] == nil { t[keyPath: step] = now } }
     }
 
     /// Sets a step to a time taken elsewhere (the answer, which comes before the link is used).
     func set(_ step: WritableKeyPath<LinkTimeline, Date?>, to date: Date) {
-        lock.withLock { timeline[keyPath: step] = date }
+        timeline.withLock { $0[keyPath: step] = date }
     }
 
-    var snapshot: LinkTimeline { lock.withLock { timeline } }
+    var snapshot: LinkTimeline { timeline.withLock { $0 } }
 }

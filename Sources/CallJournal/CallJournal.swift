@@ -3,6 +3,7 @@ import CallRuntime
 import ControlErrors
 import Foundation
 import IPCWire
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -118,10 +119,10 @@ public actor CallJournal {
 
 /// An append-only JSON Lines file: one `write(2)` per line on an `O_APPEND` descriptor, so lines
 /// of many writers (a fleet's devices) never interleave and a kill leaves whole lines only.
-public final class JournalFile: @unchecked Sendable {
+public final class JournalFile: Sendable {
     public let path: String
-    private let lock = NSLock()
-    private var fd: Int32
+    /// The descriptor (-1 once closed); held across each write so that close waits for it.
+    private let fd: Mutex<Int32>
 
     /// Opens (creating if needed) `directory/fileName` for appending.
     public init(directory: String, fileName: String) throws(ControlError) {
@@ -136,7 +137,7 @@ public final class JournalFile: @unchecked Sendable {
             throw ControlError(status: 500, "cannot open journal '\(path)': \(String(cString: strerror(errno)))")
         }
         self.path = path
-        self.fd = fd
+        self.fd = Mutex(fd)
         if CallJournal.endsWithPartialLine(path: path) {
             // A line cut short by a crash stays as it is; we start on a fresh line.
             _ = "\n".withCString { write(fd, $0, 1) }
@@ -152,24 +153,26 @@ public final class JournalFile: @unchecked Sendable {
     /// short is cut off again (the file is truncated to where it began), so every line in the file
     /// stays whole and the lines after the disk has room again parse (issue 10).
     func append(_ bytes: [UInt8]) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard fd >= 0 else { return true }
-        let start = lseek(fd, 0, SEEK_END)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if written > 0, written < bytes.count, start >= 0 { _ = ftruncate(fd, start) }
-        return written == bytes.count
+        fd.withLock { fd in
+            guard fd >= 0 else { return true }
+            let start = lseek(fd, 0, SEEK_END)
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written > 0, written < bytes.count, start >= 0 { _ = ftruncate(fd, start) }
+            return written == bytes.count
+        }
     }
 
     public func close() {
-        lock.lock()
-        if fd >= 0 { Glibc.close(fd) }
-        fd = -1
-        lock.unlock()
+        fd.withLock { fd in
+            if fd >= 0 { Glibc.close(fd) }
+            fd = -1
+        }
     }
 
     deinit {
-        if fd >= 0 { Glibc.close(fd) }
+        fd.withLock { fd in
+            if fd >= 0 { Glibc.close(fd) }
+        }
     }
 }
 

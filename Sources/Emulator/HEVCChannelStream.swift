@@ -2,6 +2,7 @@ import Dispatch
 import DeviceProfile
 import Foundation
 import IPCWire
+import Synchronization
 import WebRTCLink
 
 /// PROTOCOL.md 7 on the device: the `fmp4Stream` data channel the app opened on a P2P link. It
@@ -9,7 +10,7 @@ import WebRTCLink
 /// H.265 feed of the link's stream as fMP4, one access unit per segment. A `resolution` switch
 /// moves it to the other stream's H.265 feed; the new feed's first key frame comes with a new
 /// initialisation segment at the new size, and the old feed goes on until then (no gap).
-final class HEVCChannelStream: @unchecked Sendable {
+final class HEVCChannelStream: Sendable {
     /// Counters; they only grow.
     struct Statistics: Sendable {
         var muxer = FMP4StreamMuxer.Statistics()
@@ -26,31 +27,40 @@ final class HEVCChannelStream: @unchecked Sendable {
     private let profile: DeviceProfile
     private let feeds: VideoFeeds
     private let note: @Sendable (String) -> Void
-    private let lock = NSLock()
-    private var handshake = FMP4DeviceHandshake()
-    private var muxer: FMP4StreamMuxer
-    private var stream: StreamType
-    private var active: Route?
-    private var pending: Route?
-    private var closed = false
-    private var statistics = Statistics()
-    private var dropping = false
 
-    private final class Route: @unchecked Sendable {
+    /// Everything that changes, behind one Mutex; the channel and the feeds are called with it
+    /// released.
+    private struct State {
+        var handshake = FMP4DeviceHandshake()
+        var muxer: FMP4StreamMuxer
+        var stream: StreamType
+        var active: Route?
+        var pending: Route?
+        var closed = false
+        var statistics = Statistics()
+        var dropping = false
+    }
+    private let state: Mutex<State>
+
+    private final class Route: Sendable {
         let feed: VideoFeeds.Feed
-        var subscription = 0
+        /// The fan-out subscription, set once subscribed.
+        private let subscriptionId = Mutex(0)
         init(feed: VideoFeeds.Feed) { self.feed = feed }
+        var subscription: Int {
+            get { subscriptionId.withLock { $0 } }
+            set { subscriptionId.withLock { $0 = newValue } }
+        }
     }
 
     init(channel: WebRTCDataChannel, profile: DeviceProfile, stream: StreamType, feeds: VideoFeeds,
          note: @escaping @Sendable (String) -> Void) {
         self.channel = channel
         self.profile = profile
-        self.stream = stream
         self.feeds = feeds
         self.note = note
         let (_, output) = P2PLink.feedRequest(profile: profile, stream: stream)
-        muxer = FMP4StreamMuxer(fps: output.fps)
+        state = Mutex(State(muxer: FMP4StreamMuxer(fps: output.fps), stream: stream))
     }
 
     /// Connects the channel's handlers (the handshake starts when it is open).
@@ -64,39 +74,39 @@ final class HEVCChannelStream: @unchecked Sendable {
     }
 
     var stats: Statistics {
-        lock.withLock {
-            var copy = statistics
-            copy.muxer = muxer.stats
+        state.withLock { s in
+            var copy = s.statistics
+            copy.muxer = s.muxer.stats
             return copy
         }
     }
 
-    var isStreaming: Bool { lock.withLock { handshake.state == .streaming && !closed } }
+    var isStreaming: Bool { state.withLock { $0.handshake.state == .streaming && !$0.closed } }
 
     // MARK: Handshake (PROTOCOL.md 7, steps 1-3)
 
     private func opened() {
-        let effect = lock.withLock { closed ? FMP4DeviceHandshake.Effect() : handshake.channelOpened() }
+        let effect = state.withLock { $0.closed ? FMP4DeviceHandshake.Effect() : $0.handshake.channelOpened() }
         apply(effect)
     }
 
     private func received(_ text: String) {
-        let effect = lock.withLock { closed ? FMP4DeviceHandshake.Effect() : handshake.received(text) }
+        let effect = state.withLock { $0.closed ? FMP4DeviceHandshake.Effect() : $0.handshake.received(text) }
         apply(effect)
     }
 
     private func apply(_ effect: FMP4DeviceHandshake.Effect) {
         for message in effect.send where !channel.send(text: message.text) {
-            lock.withLock { statistics.sendFailures += 1 }
+            state.withLock { $0.statistics.sendFailures += 1 }
         }
         if let refusal = effect.refusal { refuse(refusal) }
         if effect.startStreaming {
             note("fmp4Stream: streaming H.265")
             do {
-                let route = try makeRoute(stream: lock.withLock { stream })
-                let keep = lock.withLock { () -> Bool in
-                    guard !closed, active == nil else { return false }
-                    active = route
+                let route = try makeRoute(stream: state.withLock { $0.stream })
+                let keep = state.withLock { s -> Bool in
+                    guard !s.closed, s.active == nil else { return false }
+                    s.active = route
                     return true
                 }
                 guard keep else { return feeds.release(route.feed) }
@@ -108,7 +118,7 @@ final class HEVCChannelStream: @unchecked Sendable {
     }
 
     private func refuse(_ why: String) {
-        lock.withLock { statistics.refusals += 1 }
+        state.withLock { $0.statistics.refusals += 1 }
         note(why)
     }
 
@@ -116,18 +126,18 @@ final class HEVCChannelStream: @unchecked Sendable {
 
     /// Follows the link to the other stream. Before streaming starts, only the stream changes.
     func switchStream(to target: StreamType) {
-        let streaming: Bool = lock.withLock {
-            guard !closed, stream != target else { return false }
-            stream = target
-            return active != nil
+        let streaming: Bool = state.withLock { s in
+            guard !s.closed, s.stream != target else { return false }
+            s.stream = target
+            return s.active != nil
         }
         guard streaming else { return }
         do {
             let route = try makeRoute(stream: target)
-            let replaced: Route?? = lock.withLock {
-                guard !closed else { return nil }
-                defer { pending = route }
-                return .some(pending)
+            let replaced: Route?? = state.withLock { s in
+                guard !s.closed else { return nil }
+                defer { s.pending = route }
+                return .some(s.pending)
             }
             guard let replaced else { return feeds.release(route.feed) }
             if let old = replaced { drop(old) }
@@ -159,43 +169,43 @@ final class HEVCChannelStream: @unchecked Sendable {
     private func send(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool, via route: Route) {
         let now = DispatchTime.now().uptimeNanoseconds
         let backlog = channel.bufferedAmount
-        let (messages, retired, askKeyFrame): ([[UInt8]], Route?, Bool) = lock.withLock {
-            if closed { return ([], nil, false) }
+        let (messages, retired, askKeyFrame): ([[UInt8]], Route?, Bool) = state.withLock { s in
+            if s.closed { return ([], nil, false) }
             var retired: Route?
-            if route !== active {
-                guard route === pending, isKeyFrame else { return ([], nil, false) }
-                retired = active
-                active = route
-                pending = nil
+            if route !== s.active {
+                guard route === s.pending, isKeyFrame else { return ([], nil, false) }
+                retired = s.active
+                s.active = route
+                s.pending = nil
             }
-            if backlog > Self.maximumBuffered || (dropping && !isKeyFrame) {
-                statistics.droppedForBackpressure += 1
-                let first = !dropping
-                dropping = true
-                muxer.restartAtKeyFrame()
+            if backlog > Self.maximumBuffered || (s.dropping && !isKeyFrame) {
+                s.statistics.droppedForBackpressure += 1
+                let first = !s.dropping
+                s.dropping = true
+                s.muxer.restartAtKeyFrame()
                 return ([], retired, first)
             }
-            dropping = false
-            return (muxer.messages(forAccessUnit: Array(accessUnit), timeNanos: now), retired, false)
+            s.dropping = false
+            return (s.muxer.messages(forAccessUnit: Array(accessUnit), timeNanos: now), retired, false)
         }
         if let retired { drop(retired) }
         if askKeyFrame { route.feed.fanOut.requestKeyFrame() }
         for message in messages where !channel.send(bytes: message) {
-            lock.withLock { statistics.sendFailures += 1 }
+            state.withLock { $0.statistics.sendFailures += 1 }
         }
     }
 
     /// Ends the stream (`disconnect`, `hang_up`, the link closing, or the channel closing).
     func close() {
-        let routes: [Route] = lock.withLock {
-            guard !closed else { return [] }
-            closed = true
-            handshake.channelClosed()
+        let routes: [Route] = state.withLock { s in
+            guard !s.closed else { return [] }
+            s.closed = true
+            s.handshake.channelClosed()
             defer {
-                active = nil
-                pending = nil
+                s.active = nil
+                s.pending = nil
             }
-            return [active, pending].compactMap { $0 }
+            return [s.active, s.pending].compactMap { $0 }
         }
         for route in routes { drop(route) }
         channel.close()

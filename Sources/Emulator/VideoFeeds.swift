@@ -1,6 +1,7 @@
 import Camera
 import Dispatch
 import Foundation
+import Synchronization
 import WebRTCLink
 
 /// Encode once, fan out (issue 11): per process, one capture per camera and one H.264 stream per
@@ -9,28 +10,38 @@ import WebRTCLink
 /// through from its one reader, and so is an H.265 clip or camera (to the `fmp4Stream` channel).
 /// A feed nobody uses lingers a little (a call that follows finds it warm), then stops, and its
 /// capture with it when that was the last user.
-public final class VideoFeeds: @unchecked Sendable {
+public final class VideoFeeds: Sendable {
     /// The process's feeds (what every device uses unless it is given others).
     public static let shared = VideoFeeds()
 
     /// How long a feed runs on after its last user left.
     var linger: Duration {
-        get { lock.withLock { lingerDuration } }
-        set { lock.withLock { lingerDuration = newValue } }
+        get { state.withLock { $0.lingerDuration } }
+        set { state.withLock { $0.lingerDuration = newValue } }
     }
 
     /// Whether a ringing call starts its main stream's feed (`P2PLink.prepare`): on in `ipcemu
     /// run` and the benchmark, off by default so that audio-only tests pay nothing.
     var preparesWhileRinging: Bool {
-        get { lock.withLock { prepareOnRing } }
-        set { lock.withLock { prepareOnRing = newValue } }
+        get { state.withLock { $0.prepareOnRing } }
+        set { state.withLock { $0.prepareOnRing = newValue } }
     }
 
-    private let lock = NSLock()
-    private var lingerDuration: Duration = .seconds(5)
-    private var prepareOnRing = false
-    private var captures: [String: Capture] = [:]
-    private var feeds: [String: Feed] = [:]
+    /// A running feed and who uses it.
+    private struct FeedEntry {
+        let feed: Feed
+        var users: Int
+        /// Moves on every acquire and release: a delayed stop acts only if nothing happened since.
+        var generation: Int
+    }
+
+    private struct State {
+        var lingerDuration: Duration = .seconds(5)
+        var prepareOnRing = false
+        var captures: [String: Capture] = [:]
+        var feeds: [String: FeedEntry] = [:]
+    }
+    private let state = Mutex(State())
 
     /// The driver V4L2 cameras are opened through (`.system`; a test gives the fake driver).
     private let v4l2Driver: V4L2Driver
@@ -47,35 +58,42 @@ public final class VideoFeeds: @unchecked Sendable {
     func acquire(camera: CameraConfig, output: VideoFormat, codec: SharedVideoCodec = .h264) throws(CameraError) -> Feed {
         let captureKey = Self.captureKey(camera)
         let feedKey = "\(captureKey)|out \(output.width)x\(output.height)@\(output.fps)" + (codec == .h264 ? "" : " \(codec)")
-        lock.lock()
-        defer { lock.unlock() }
-        if let feed = feeds[feedKey] {
-            feed.users += 1
-            feed.generation += 1
+        let driver = v4l2Driver
+        // Held while a new capture starts, so that two users of one camera open it once (the
+        // source calls back into the capture's own lock only).
+        return try state.withLock { (s) throws(CameraError) -> Feed in
+            if var entry = s.feeds[feedKey] {
+                entry.users += 1
+                entry.generation += 1
+                s.feeds[feedKey] = entry
+                return entry.feed
+            }
+            let capture: Capture
+            if let existing = s.captures[captureKey] {
+                capture = existing
+            } else {
+                capture = Capture(key: captureKey, source: try camera.makeSource(v4l2Driver: driver))
+                try capture.start()
+                s.captures[captureKey] = capture
+            }
+            let feed = Feed(key: feedKey, output: output, capture: capture, codec: codec)
+            s.feeds[feedKey] = FeedEntry(feed: feed, users: 1, generation: 0)
+            capture.attach(feed)
             return feed
         }
-        let capture: Capture
-        if let existing = captures[captureKey] {
-            capture = existing
-        } else {
-            capture = Capture(key: captureKey, source: try camera.makeSource(v4l2Driver: v4l2Driver))
-            try capture.start()
-            captures[captureKey] = capture
-        }
-        let feed = Feed(key: feedKey, output: output, capture: capture, codec: codec)
-        feed.users = 1
-        feeds[feedKey] = feed
-        capture.attach(feed)
-        return feed
     }
 
     /// Gives a feed back; the last user's release stops it after `linger`.
     func release(_ feed: Feed) {
-        let (generation, delay): (Int, Duration) = lock.withLock {
-            feed.users = max(0, feed.users - 1)
-            feed.generation += 1
-            return (feed.generation, lingerDuration)
+        let scheduled: (generation: Int, delay: Duration)? = state.withLock { s in
+            // A feed already stopped and forgotten has nothing left to release.
+            guard var entry = s.feeds[feed.key], entry.feed === feed else { return nil }
+            entry.users = max(0, entry.users - 1)
+            entry.generation += 1
+            s.feeds[feed.key] = entry
+            return (entry.generation, s.lingerDuration)
         }
+        guard let (generation, delay) = scheduled else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay.nanosecondsValue))) {
             [weak self] in self?.stopIfUnused(feed, generation: generation)
         }
@@ -92,20 +110,21 @@ public final class VideoFeeds: @unchecked Sendable {
 
     /// The running feeds whose key (camera, size, codec) contains `text` (for tests).
     func feeds(keyContaining text: String) -> [Feed] {
-        lock.withLock { feeds.values.filter { $0.key.contains(text) } }
+        state.withLock { s in s.feeds.values.map(\.feed).filter { $0.key.contains(text) } }
     }
 
     /// Open captures and feeds (for tests and the benchmark).
-    var counts: (captures: Int, feeds: Int) { lock.withLock { (captures.count, feeds.count) } }
+    var counts: (captures: Int, feeds: Int) { state.withLock { ($0.captures.count, $0.feeds.count) } }
 
     private func stopIfUnused(_ feed: Feed, generation: Int) {
-        let captureToStop: Capture?? = lock.withLock {
-            guard feed.users == 0, feed.generation == generation, feeds[feed.key] === feed else { return nil }
-            feeds.removeValue(forKey: feed.key)
+        let captureToStop: Capture?? = state.withLock { s in
+            guard let entry = s.feeds[feed.key], entry.feed === feed, entry.users == 0, entry.generation == generation
+            else { return nil }
+            s.feeds.removeValue(forKey: feed.key)
             let capture = feed.capture
             capture.detach(feed)
             guard capture.feedCount == 0 else { return .some(nil) }
-            captures.removeValue(forKey: capture.key)
+            s.captures.removeValue(forKey: capture.key)
             return .some(capture)
         }
         guard let stop = captureToStop else { return }
@@ -122,14 +141,17 @@ public final class VideoFeeds: @unchecked Sendable {
     // MARK: - Capture
 
     /// One started frame source and the feeds it feeds.
-    final class Capture: @unchecked Sendable {
+    final class Capture: Sendable {
         let key: String
         let source: any FrameSource
-        private let lock = NSLock()
-        private var consumers: [ObjectIdentifier: Feed] = [:]
-        private var lastStatus: FrameSourceStatus?
-        private var statusWatchers: [Int: @Sendable (FrameSourceStatus) -> Void] = [:]
-        private var nextWatcher = 0
+
+        private struct State {
+            var consumers: [ObjectIdentifier: Feed] = [:]
+            var lastStatus: FrameSourceStatus?
+            var statusWatchers: [Int: @Sendable (FrameSourceStatus) -> Void] = [:]
+            var nextWatcher = 0
+        }
+        private let state = Mutex(State())
 
         init(key: String, source: any FrameSource) {
             self.key = key
@@ -141,12 +163,12 @@ public final class VideoFeeds: @unchecked Sendable {
                 guard let self else { return }
                 switch event {
                 case .frame(let frame):
-                    let feeds = self.lock.withLock { Array(self.consumers.values) }
+                    let feeds = self.state.withLock { Array($0.consumers.values) }
                     for feed in feeds { feed.take(frame) }
                 case .status(let status):
-                    let watchers = self.lock.withLock { () -> [@Sendable (FrameSourceStatus) -> Void] in
-                        self.lastStatus = status
-                        return Array(self.statusWatchers.values)
+                    let watchers = self.state.withLock { s -> [@Sendable (FrameSourceStatus) -> Void] in
+                        s.lastStatus = status
+                        return Array(s.statusWatchers.values)
                     }
                     for watcher in watchers { watcher(status) }
                 }
@@ -154,27 +176,28 @@ public final class VideoFeeds: @unchecked Sendable {
         }
 
         /// What the source last said (live, no video and why, stopped); nil before it said anything.
-        var status: FrameSourceStatus? { lock.withLock { lastStatus } }
+        var status: FrameSourceStatus? { state.withLock { $0.lastStatus } }
 
         /// Calls `watcher` with the status the source last reported, if any (at once), then (on
         /// the capture's thread) with each status from now on (a camera unplugged and plugged
         /// back, issue 10); give the id back to `unwatchStatus`. The last status is handed over
-        /// under the lock that also orders the source's reports, so the watcher sees them in order
-        /// (`watcher` must not block).
+        /// under the lock that also orders the source's reports, so the watcher sees them in order:
+        /// `watcher` must not block and must not call back into this capture (the one call made
+        /// with the lock held, for that order).
         func watchStatus(_ watcher: @escaping @Sendable (FrameSourceStatus) -> Void) -> Int {
-            lock.withLock {
-                nextWatcher += 1
-                statusWatchers[nextWatcher] = watcher
-                if let lastStatus { watcher(lastStatus) }
-                return nextWatcher
+            state.withLock { s in
+                s.nextWatcher += 1
+                s.statusWatchers[s.nextWatcher] = watcher
+                if let lastStatus = s.lastStatus { watcher(lastStatus) }
+                return s.nextWatcher
             }
         }
 
-        func unwatchStatus(_ id: Int) { _ = lock.withLock { statusWatchers.removeValue(forKey: id) } }
+        func unwatchStatus(_ id: Int) { _ = state.withLock { $0.statusWatchers.removeValue(forKey: id) } }
 
-        func attach(_ feed: Feed) { lock.withLock { consumers[ObjectIdentifier(feed)] = feed } }
-        func detach(_ feed: Feed) { _ = lock.withLock { consumers.removeValue(forKey: ObjectIdentifier(feed)) } }
-        var feedCount: Int { lock.withLock { consumers.count } }
+        func attach(_ feed: Feed) { state.withLock { $0.consumers[ObjectIdentifier(feed)] = feed } }
+        func detach(_ feed: Feed) { _ = state.withLock { $0.consumers.removeValue(forKey: ObjectIdentifier(feed)) } }
+        var feedCount: Int { state.withLock { $0.consumers.count } }
         func stop() { source.stop() }
     }
 
@@ -182,22 +205,22 @@ public final class VideoFeeds: @unchecked Sendable {
 
     /// One H.264 stream: a shared encoder made on the first frame (whose format and size it
     /// takes), or the camera's own H.264 passed through. Links subscribe to `fanOut`.
-    final class Feed: @unchecked Sendable {
+    /// Its users are counted by the `VideoFeeds` that made it.
+    final class Feed: Sendable {
         let key: String
         let output: VideoFormat
         let capture: Capture
         let codec: SharedVideoCodec
         let fanOut: VideoFanOut
-        // Guarded by VideoFeeds.lock.
-        var users = 0
-        var generation = 0
 
-        private let lock = NSLock()
-        private var encoder: SharedH264Encoder?
-        private var encoderInput: SharedH264Encoder.Input?
-        private var failure: String?
-        private var stopped = false
-        private var framesTaken = 0
+        private struct State {
+            var encoder: SharedH264Encoder?
+            var encoderInput: SharedH264Encoder.Input?
+            var failure: String?
+            var stopped = false
+            var framesTaken = 0
+        }
+        private let state = Mutex(State())
 
         init(key: String, output: VideoFormat, capture: Capture, codec: SharedVideoCodec = .h264) {
             self.codec = codec
@@ -206,29 +229,36 @@ public final class VideoFeeds: @unchecked Sendable {
             self.capture = capture
             let box = FeedBox()
             fanOut = VideoFanOut { box.feed?.forceKeyFrame() }
-            box.feed = self
+            box.set(self)
         }
 
         /// Why the feed sends nothing (an encoder that could not be built), if it does not.
-        var error: String? { lock.withLock { failure ?? encoder?.error } }
-        var encoderStats: SharedH264Encoder.Statistics? { lock.withLock { encoder?.stats } }
-        var isPassThrough: Bool { lock.withLock { encoder == nil && framesTaken > 0 && failure == nil } }
+        var error: String? {
+            let (failure, encoder) = state.withLock { ($0.failure, $0.encoder) }
+            return failure ?? encoder?.error
+        }
+        var encoderStats: SharedH264Encoder.Statistics? { state.withLock { $0.encoder }?.stats }
+        var isPassThrough: Bool { state.withLock { $0.encoder == nil && $0.framesTaken > 0 && $0.failure == nil } }
 
-        fileprivate func forceKeyFrame() { lock.withLock { encoder }?.forceKeyFrame() }
+        fileprivate func forceKeyFrame() { state.withLock { $0.encoder }?.forceKeyFrame() }
 
         /// One frame from the capture (its thread).
         func take(_ frame: Frame) {
             if frame.format == .h264, codec == .h265 {
-                lock.withLock { if failure == nil { failure = "H.265 from an H.264 camera or clip is not supported (no transcoding)" } }
+                state.withLock { s in
+                    if s.failure == nil { s.failure = "H.265 from an H.264 camera or clip is not supported (no transcoding)" }
+                }
                 return
             }
             if frame.format == .h265, codec == .h264 {
-                lock.withLock { if failure == nil { failure = "H.264 from an H.265 camera or clip is not supported (no transcoding)" } }
+                state.withLock { s in
+                    if s.failure == nil { s.failure = "H.264 from an H.265 camera or clip is not supported (no transcoding)" }
+                }
                 return
             }
             // A compressed stream of the feed's own codec is passed through (no encoder).
             if frame.format == .h264 || frame.format == .h265 {
-                lock.withLock { framesTaken += 1 }
+                state.withLock { $0.framesTaken += 1 }
                 frame.bytes.withUnsafeBytes { fanOut.deliver($0, isKeyFrame: frame.isKeyFrame) }
                 return
             }
@@ -247,25 +277,25 @@ public final class VideoFeeds: @unchecked Sendable {
 
         /// The encoder for this input, made (or remade, when the camera's format changed) here.
         private func encoder(for input: SharedH264Encoder.Input) -> SharedH264Encoder? {
-            let (current, old): (SharedH264Encoder?, SharedH264Encoder?) = lock.withLock {
-                framesTaken += 1
-                if stopped { return (nil, nil) }
-                if encoderInput == input { return (encoder, nil) }
+            let (current, old): (SharedH264Encoder?, SharedH264Encoder?) = state.withLock { s in
+                s.framesTaken += 1
+                if s.stopped { return (nil, nil) }
+                if s.encoderInput == input { return (s.encoder, nil) }
                 defer {
-                    encoder = nil
-                    encoderInput = input
+                    s.encoder = nil
+                    s.encoderInput = input
                 }
-                return (nil, encoder)
+                return (nil, s.encoder)
             }
             if let current { return current }
             old?.stop()
-            guard lock.withLock({ !stopped && encoder == nil && failure == nil }) else { return nil }
+            guard state.withLock({ !$0.stopped && $0.encoder == nil && $0.failure == nil }) else { return nil }
             do {
                 let made = try SharedH264Encoder(video: output, input: input, output: fanOut, codec: codec)
                 try made.start()
-                let keep: Bool = lock.withLock {
-                    guard !stopped, encoderInput == input else { return false }
-                    encoder = made
+                let keep: Bool = state.withLock { s in
+                    guard !s.stopped, s.encoderInput == input else { return false }
+                    s.encoder = made
                     return true
                 }
                 guard keep else {
@@ -276,23 +306,28 @@ public final class VideoFeeds: @unchecked Sendable {
                 // which an encoder makes at start anyway.
                 return made
             } catch {
-                lock.withLock { failure = "cannot encode \(input): \(error)" }
+                state.withLock { $0.failure = "cannot encode \(input): \(error)" }
                 return nil
             }
         }
 
         func stop() {
-            let encoder: SharedH264Encoder? = lock.withLock {
-                stopped = true
-                defer { self.encoder = nil }
-                return self.encoder
+            let encoder: SharedH264Encoder? = state.withLock { s in
+                s.stopped = true
+                defer { s.encoder = nil }
+                return s.encoder
             }
             encoder?.stop()
         }
     }
 
-    private final class FeedBox: @unchecked Sendable {
-        weak var feed: Feed?
+    /// The fan-out's key frame requests reach the feed through this: the fan-out is made before
+    /// the feed exists, so the weak reference is set once the feed is made.
+    private final class FeedBox: Sendable {
+        private struct Weak { weak var feed: Feed? }
+        private let target = Mutex(Weak())
+        func set(_ feed: Feed) { target.withLock { $0.feed = feed } }
+        var feed: Feed? { target.withLock { $0.feed } }
     }
 }
 

@@ -1,6 +1,7 @@
 import CallEngine
 import Foundation
 import Prometheus
+import Synchronization
 
 /// The metrics of one registry of devices (`ipcemu run`'s one device, or a fleet process), kept in
 /// its own swift-prometheus `PrometheusCollectorRegistry` and rendered in the Prometheus text
@@ -15,7 +16,7 @@ import Prometheus
 /// Events (a call ended, a ring sent) update counters and histograms as they happen; what the
 /// devices themselves count (frames, reconnects, refusals, connection, calls in progress) is read
 /// from them at each scrape and written into the registry just before it is emitted.
-public final class ControlMetrics: @unchecked Sendable {
+public final class ControlMetrics: Sendable {
     /// Upper bounds (seconds) of the call -> ring latency histogram: sub-millisecond to 5 s.
     public static let ringLatencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
     /// Upper bounds (seconds) of the call -> answer histogram (someone's reaction time, up to the
@@ -28,10 +29,10 @@ public final class ControlMetrics: @unchecked Sendable {
     public let perDevice: Bool
     /// Where every series lives; `render` emits it whole.
     public let registry: PrometheusCollectorRegistry
-    /// Serialises scrapes: the read-from-device values are written and emitted as one step.
-    private let scrapeLock = NSLock()
-    /// The last value written to each counter fed from a device's own count (by counter identity).
-    private var fedCounters: [ObjectIdentifier: Int64] = [:]
+    /// The last value written to each counter fed from a device's own count (by counter
+    /// identity). Its Mutex also serialises scrapes: the read-from-device values are written and
+    /// emitted as one step.
+    private let fedCounters = Mutex<[ObjectIdentifier: Int64]>([:])
 
     public init(perDevice: Bool = true, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.perDevice = perDevice
@@ -139,19 +140,19 @@ public final class ControlMetrics: @unchecked Sendable {
 
     /// Writes what the devices report now into the registry and returns the whole exposition.
     public func render(_ devices: [DeviceGauges]) -> String {
-        scrapeLock.withLock {
+        fedCounters.withLock { fed in
             if perDevice {
-                for d in devices { write(d) }
+                for d in devices { write(d, &fed) }
             } else {
                 registry.makeGauge(descriptor: Family.devices.descriptor).set(Double(devices.count))
-                write(Self.aggregate(devices))
+                write(Self.aggregate(devices), &fed)
             }
             return registry.emitToString()
         }
     }
 
     /// One device's (or the fleet's summed) series; every family gets its series even at zero.
-    private func write(_ d: DeviceGauges) {
+    private func write(_ d: DeviceGauges, _ fed: inout [ObjectIdentifier: Int64]) {
         let l = labels(d.devId)
         for outcome in Self.outcomes {
             _ = registry.makeCounter(descriptor: Family.calls.descriptor, labels: l + [("outcome", outcome)])
@@ -161,34 +162,35 @@ public final class ControlMetrics: @unchecked Sendable {
         gauge(.fps, l).set(d.fps)
         gauge(.linkUp, l).set(Double(d.linksUp))
         gauge(.connected, l).set(Double(d.connected))
-        feed(.framesSent, l, d.framesSent)
-        feed(.framesReceived, l, d.framesReceived)
-        feed(.reconnects, l, d.mqttReconnects)
-        for (kind, count) in d.refusals { feed(.refused, l + [("kind", kind)], count) }
+        feed(.framesSent, l, d.framesSent, &fed)
+        feed(.framesReceived, l, d.framesReceived, &fed)
+        feed(.reconnects, l, d.mqttReconnects, &fed)
+        for (kind, count) in d.refusals { feed(.refused, l + [("kind", kind)], count, &fed) }
         for scope in RefusalReplyLimiter.Scope.allCases.map(\.rawValue) {
-            feed(.refusalRepliesDropped, l + [("scope", scope)], d.refusalRepliesDropped[scope] ?? 0)
+            feed(.refusalRepliesDropped, l + [("scope", scope)], d.refusalRepliesDropped[scope] ?? 0, &fed)
         }
-        feed(.journalWriteFailures, l, d.journalWriteFailures)
+        feed(.journalWriteFailures, l, d.journalWriteFailures, &fed)
         gauge(.cameraUp, l).set(Double(d.camerasUp ?? (d.cameraUp ? 1 : 0)))
-        feed(.cameraLosses, l, d.cameraLosses)
-        writeDoorbell(d.doorbell, l)
+        feed(.cameraLosses, l, d.cameraLosses, &fed)
+        writeDoorbell(d.doorbell, l, &fed)
     }
 
     /// Brings a counter that mirrors a device's own monotonic count up to `value`. A count that
     /// went down (a device replaced under the same devId) starts the series over, as a restarted
     /// process's counter does.
-    func feed(_ family: Family, _ labels: [(String, String)], _ value: Int) {
+    /// `fed`: the last values written (`fedCounters`, held by the scrape).
+    func feed(_ family: Family, _ labels: [(String, String)], _ value: Int, _ fed: inout [ObjectIdentifier: Int64]) {
         let counter = registry.makeCounter(descriptor: family.descriptor, labels: labels)
         let id = ObjectIdentifier(counter)
         let target = Int64(max(0, value))
-        let last = fedCounters[id] ?? 0
+        let last = fed[id] ?? 0
         if target >= last {
             counter.increment(by: target - last)
         } else {
             counter.reset()
             counter.increment(by: target)
         }
-        fedCounters[id] = target
+        fed[id] = target
     }
 
     private func gauge(_ family: Family, _ labels: [(String, String)]) -> Gauge {

@@ -47,17 +47,17 @@ extension ControlMetrics {
     }
 
     /// Writes one device's (or the fleet's) doorbell series; every family gets its series even at zero.
-    func writeDoorbell(_ d: DoorbellGauges, _ l: [(String, String)]) {
-        feed(.doorbellPresses, l, d.presses)
-        feed(.doorbellPressesIgnored, l, d.pressesIgnored)
-        feed(.wakes, l, d.wakes)
-        feed(.badWakes, l, d.badWakes)
-        feed(.droppedWhileAsleep, l, d.droppedWhileAsleep)
-        feed(.dpRefusals, l, d.dpRefusals)
-        feed(.dpReports, l, d.dpReports)
-        feed(.doorbellMessages, l, d.messages)
-        feed(.pushFailures, l, d.pushFailures)
-        feed(.streamControlRefusals, l, d.streamControlRefusals)
+    func writeDoorbell(_ d: DoorbellGauges, _ l: [(String, String)], _ fed: inout [ObjectIdentifier: Int64]) {
+        feed(.doorbellPresses, l, d.presses, &fed)
+        feed(.doorbellPressesIgnored, l, d.pressesIgnored, &fed)
+        feed(.wakes, l, d.wakes, &fed)
+        feed(.badWakes, l, d.badWakes, &fed)
+        feed(.droppedWhileAsleep, l, d.droppedWhileAsleep, &fed)
+        feed(.dpRefusals, l, d.dpRefusals, &fed)
+        feed(.dpReports, l, d.dpReports, &fed)
+        feed(.doorbellMessages, l, d.messages, &fed)
+        feed(.pushFailures, l, d.pushFailures, &fed)
+        feed(.streamControlRefusals, l, d.streamControlRefusals, &fed)
         registry.makeGauge(descriptor: Family.asleep.descriptor, labels: l).set(Double(d.asleep))
     }
 }

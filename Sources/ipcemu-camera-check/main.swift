@@ -18,7 +18,9 @@
 //       Runs the test pattern in real time and prints the process's CPU use as % of one core.
 //       With "hold", the consumer keeps each frame until the next (forcing a copy per frame).
 import Camera
+import Dispatch
 import Foundation
+import Synchronization
 
 func fail(_ message: String) -> Never {
     print("CAMERA-CHECK: fail \(message)")
@@ -32,35 +34,51 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
-final class Collector: @unchecked Sendable {
-    let condition = NSCondition()
-    var frames: [Frame] = []
-    var statuses: [FrameSourceStatus] = []
-    var held: Frame?
+/// What a source delivered, behind a Mutex; `wait` blocks until a condition on it holds.
+final class Collector: Sendable {
+    struct State {
+        var frames: [Frame] = []
+        var statuses: [FrameSourceStatus] = []
+        var held: Frame?
+        var count = 0
+    }
+    private let state = Mutex(State())
+    /// Signalled after every event: a waiter looks at the state again.
+    private let changed = DispatchSemaphore(value: 0)
     let limit: Int
     let keep: Bool
-    var count = 0
     init(limit: Int, keep: Bool) {
         self.limit = limit
         self.keep = keep
     }
     func handle(_ event: FrameSourceEvent) {
-        condition.lock()
-        defer { condition.unlock() }
-        switch event {
-        case .status(let s): statuses.append(s)
-        case .frame(let f):
-            count += 1
-            if keep, frames.count < limit {
-                // Keep metadata only: the bytes of a few frames are enough to check.
-                var light = f
-                if frames.count > 2 { light.bytes = [] }
-                frames.append(light)
-            } else {
-                held = f
+        state.withLock { st in
+            switch event {
+            case .status(let s): st.statuses.append(s)
+            case .frame(let f):
+                st.count += 1
+                if keep, st.frames.count < limit {
+                    // Keep metadata only: the bytes of a few frames are enough to check.
+                    var light = f
+                    if st.frames.count > 2 { light.bytes = [] }
+                    st.frames.append(light)
+                } else {
+                    st.held = f
+                }
             }
         }
-        condition.broadcast()
+        changed.signal()
+    }
+    /// Counts a frame without keeping it.
+    func countFrame() { state.withLock { $0.count += 1 } }
+    var snapshot: State { state.withLock { $0 } }
+    /// Waits until `predicate` holds (true) or `seconds` have passed (then whether it holds).
+    func wait(_ seconds: Double, until predicate: (State) -> Bool) -> Bool {
+        let deadline = DispatchTime.now() + .nanoseconds(Int(max(0, min(seconds, 1e6)) * 1e9))
+        while true {
+            if state.withLock({ predicate($0) }) { return true }
+            if changed.wait(timeout: deadline) == .timedOut { return state.withLock { predicate($0) } }
+        }
     }
 }
 
@@ -83,12 +101,10 @@ case "capture":
     let collector = Collector(limit: count, keep: true)
     let started = Date()
     do { try source.start { collector.handle($0) } } catch { fail("\(error)") }
-    collector.condition.lock()
-    let deadline = Date(timeIntervalSinceNow: 120)
-    while collector.frames.count < count, collector.condition.wait(until: deadline) {}
-    let frames = collector.frames
-    let statuses = collector.statuses
-    collector.condition.unlock()
+    _ = collector.wait(120) { $0.frames.count >= count }
+    let collected = collector.snapshot
+    let frames = collected.frames
+    let statuses = collected.statuses
     source.stop()
     let elapsed = Int(Date().timeIntervalSince(started) * 1000)
     guard frames.count >= count, let first = frames.first, let last = frames.last else {
@@ -119,35 +135,24 @@ case "unplug":
                             retry: .init(initialDelayMs: 100, maximumDelayMs: 400, stallTimeoutMs: 3000))
     let collector = Collector(limit: 100_000, keep: true)
     do { try source.start { collector.handle($0) } } catch { fail("\(error)") }
-    func waitFor(_ seconds: Double, _ predicate: (Collector) -> Bool) -> Bool {
-        collector.condition.lock()
-        defer { collector.condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !predicate(collector) {
-            if !collector.condition.wait(until: deadline) { return predicate(collector) }
-        }
-        return true
-    }
+    func waitFor(_ seconds: Double, _ predicate: (Collector.State) -> Bool) -> Bool { collector.wait(seconds, until: predicate) }
     guard waitFor(30, { $0.frames.count >= 10 }) else { fail("unplug: no frames before the unplug") }
     let vividDisconnect: UInt32 = 0x00f0_f000 + 65  // VIVID_CID_DISCONNECT
     do { try V4L2Control.set(device: path, id: vividDisconnect, value: 0) } catch { fail("unplug: pressing Disconnect: \(error)") }
     let t0 = Date()
     guard waitFor(30, { $0.statuses.contains { if case .noVideo = $0 { return true } else { return false } } }) else {
-        fail("unplug: the source never reported no video; statuses \(collector.statuses)")
+        fail("unplug: the source never reported no video; statuses \(collector.snapshot.statuses)")
     }
     let lostAfter = Int(Date().timeIntervalSince(t0) * 1000)
-    collector.condition.lock()
-    let framesAtLoss = collector.frames.count
-    collector.condition.unlock()
+    let framesAtLoss = collector.snapshot.frames.count
     guard waitFor(60, { c in c.frames.count >= framesAtLoss + 10 }) else {
-        fail("unplug: the camera did not come back; statuses \(collector.statuses)")
+        fail("unplug: the camera did not come back; statuses \(collector.snapshot.statuses)")
     }
     let backAfter = Int(Date().timeIntervalSince(t0) * 1000)
     source.stop()
-    collector.condition.lock()
-    let statuses = collector.statuses.map(\.description)
-    let sequences = collector.frames.map(\.sequence)
-    collector.condition.unlock()
+    let seen = collector.snapshot
+    let statuses = seen.statuses.map(\.description)
+    let sequences = seen.frames.map(\.sequence)
     let increasing = zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }
     let lives = statuses.filter { $0.hasPrefix("live") }.count
     let reason = statuses.first { $0.hasPrefix("no video") } ?? ""
@@ -186,9 +191,7 @@ case "bench-pattern":
     let collector = Collector(limit: Int.max, keep: false)
     let collectorHandle: @Sendable (FrameSourceEvent) -> Void = { event in
         if !hold, case .frame = event {
-            collector.condition.lock()
-            collector.count += 1
-            collector.condition.unlock()
+            collector.countFrame()
             return
         }
         collector.handle(event)
@@ -200,9 +203,7 @@ case "bench-pattern":
     source.stop()
     let cpu = cpuSeconds() - cpu0
     let wall = Date().timeIntervalSince(wall0)
-    collector.condition.lock()
-    let frames = collector.count
-    collector.condition.unlock()
+    let frames = collector.snapshot.count
     print("CAMERA-CHECK: bench-pattern \(w)x\(h)@\(fps) frames=\(frames) in \(String(format: "%.2f", wall)) s"
           + " (\(String(format: "%.2f", Double(frames) / wall)) fps) cpu=\(String(format: "%.3f", cpu)) s"
           + " = \(String(format: "%.2f", 100 * cpu / wall))% of one core\(hold ? " (consumer holds frames: one copy per frame)" : "")")

@@ -171,7 +171,7 @@ struct DoorbellBenchResult {
 }
 
 /// Phases (a) to (c): one doorbell and one app user in this process.
-final class DoorbellSingleBench: @unchecked Sendable {
+final class DoorbellSingleBench: Sendable {
     let device: Device
     let app: AppUser
     let devId: String
@@ -179,7 +179,7 @@ final class DoorbellSingleBench: @unchecked Sendable {
     let sleepAfter: Double
     /// When each event the bench waits for arrived (stamped on arrival, so a wait's polling adds nothing).
     private let stamps: EventStamps
-    private var watchers: [Task<Void, Never>] = []
+    private let watchers: [Task<Void, Never>]
     private let clock = ContinuousClock()
 
     init(command: BenchCommand.Doorbell, broker: MosquittoBroker) async throws {

@@ -4,7 +4,9 @@ import CallRuntime
 import DeviceProfile
 import Dispatch
 import Foundation
+import Logging
 import MQTTTransport
+import Synchronization
 
 /// Exit codes of `ipcemu app call` (and friends): what happened to the call.
 enum CallExitCode: Int32, CaseIterable {
@@ -94,7 +96,12 @@ func waitForTerminationSignal(exitDeadline: Duration? = nil) async -> Int32 {
                 }
             }
             source.resume()
-            once.keep(source)
+            // Dispatch makes its sources as `DispatchSource` objects, which are Sendable.
+            if let kept = source as? DispatchSource {
+                once.keep(kept)
+            } else {
+                Logger(label: "ipcemu.lifecycle").error("ipcemu: cannot keep the \(signalName(sig)) handler")
+            }
         }
     }
 }
@@ -102,26 +109,24 @@ func waitForTerminationSignal(exitDeadline: Duration? = nil) async -> Int32 {
 func signalName(_ sig: Int32) -> String { sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal \(sig)" }
 
 /// Resumes a continuation exactly once and keeps the signal sources alive meanwhile.
-final class ResumeOnce: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Int32, Never>?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ c: CheckedContinuation<Int32, Never>) { continuation = c }
-
-    func keep(_ s: any DispatchSourceSignal) {
-        lock.lock()
-        sources.append(s)
-        lock.unlock()
+final class ResumeOnce: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Int32, Never>?
+        var sources: [DispatchSource] = []
     }
+    private let state: Mutex<State>
+
+    init(_ c: CheckedContinuation<Int32, Never>) { state = Mutex(State(continuation: c)) }
+
+    func keep(_ s: DispatchSource) { state.withLock { $0.sources.append(s) } }
 
     /// True the first time (the continuation resumed), false after.
     @discardableResult
     func resume(_ value: Int32) -> Bool {
-        lock.lock()
-        let c = continuation
-        continuation = nil
-        lock.unlock()
+        let c = state.withLock { s in
+            defer { s.continuation = nil }
+            return s.continuation
+        }
         c?.resume(returning: value)
         return c != nil
     }

@@ -34,14 +34,15 @@ final class CloudFleetSupervisor: Sendable {
     let blocks: [Range<Int>]
     private let output: FleetOutput
     private let log: EventLog
-    private let processes: [WorkerProcess]
+    /// One worker process per block (Foundation's `Process` is Sendable).
+    private let processes: [Process]
     private let state: Mutex<State>
 
     init(blocks: [Range<Int>], output: FleetOutput, log: EventLog) {
         self.blocks = blocks
         self.output = output
         self.log = log
-        processes = blocks.map { _ in WorkerProcess() }
+        processes = blocks.map { _ in Process() }
         state = Mutex(State(workers: Array(repeating: WorkerState(), count: blocks.count)))
     }
 
@@ -49,7 +50,7 @@ final class CloudFleetSupervisor: Sendable {
     /// ones already started.
     func start(arguments: (Range<Int>) -> [String]) throws {
         for (index, block) in blocks.enumerated() {
-            let process = processes[index].process
+            let process = processes[index]
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
             process.arguments = arguments(block)
             let out = Pipe()
@@ -81,8 +82,8 @@ final class CloudFleetSupervisor: Sendable {
     /// SIGTERM to every worker still running (each publishes its devices' offline status).
     func terminate() {
         state.withLock { $0.stopping = true }
-        for worker in processes where worker.process.isRunning {
-            kill(worker.process.processIdentifier, SIGTERM)
+        for worker in processes where worker.isRunning {
+            kill(worker.processIdentifier, SIGTERM)
         }
     }
 
@@ -91,12 +92,12 @@ final class CloudFleetSupervisor: Sendable {
     func waitForExit() async -> Totals {
         let deadline = ContinuousClock.now + .seconds(10)
         func done() -> Bool {
-            state.withLock { s in zip(processes, s.workers).allSatisfy { !$0.process.isRunning && $1.endOfOutput } }
+            state.withLock { s in zip(processes, s.workers).allSatisfy { !$0.isRunning && $1.endOfOutput } }
         }
         while !done(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        for worker in processes where worker.process.isRunning {
-            output.cloudNote("worker \(worker.process.processIdentifier) did not exit in 10 s: killing it")
-            kill(worker.process.processIdentifier, SIGKILL)
+        for worker in processes where worker.isRunning {
+            output.cloudNote("worker \(worker.processIdentifier) did not exit in 10 s: killing it")
+            kill(worker.processIdentifier, SIGKILL)
         }
         return state.withLock { s in
             var totals = Totals()
@@ -164,10 +165,4 @@ final class CloudFleetSupervisor: Sendable {
             }
         }
     }
-}
-
-/// One worker's process. Foundation's `Process` is not `Sendable`; it is configured once before
-/// `run()` and afterwards only read (`isRunning`, `processIdentifier`, `terminationStatus`).
-final class WorkerProcess: @unchecked Sendable {
-    let process = Process()
 }

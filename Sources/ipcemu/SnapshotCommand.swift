@@ -1,7 +1,9 @@
 import ArgumentParser
 import Camera
 import Emulator
+import Dispatch
 import Foundation
+import Synchronization
 
 /// `ipcemu snapshot OUT.jpg`: one frame from a camera, written as JPEG or PNG.
 struct SnapshotCommand: ParsableCommand {
@@ -88,11 +90,15 @@ struct SnapshotFailure: Error, CustomStringConvertible {
 private func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(s) }
 
 /// Waits for the first usable frame a source delivers.
-private final class FrameGrabber: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var frame: Frame?
-    private var lastStatus: FrameSourceStatus?
-    private var skipped = 0
+private final class FrameGrabber: Sendable {
+    private struct State {
+        var frame: Frame?
+        var lastStatus: FrameSourceStatus?
+        var skipped = 0
+    }
+    private let state = Mutex(State())
+    /// Signalled once, when the frame is taken.
+    private let taken = DispatchSemaphore(value: 0)
     private let skip: Int
     private let needsKeyFrame: Bool
 
@@ -102,27 +108,26 @@ private final class FrameGrabber: @unchecked Sendable {
     }
 
     func handle(_ event: FrameSourceEvent) {
-        condition.lock()
-        defer { condition.unlock() }
-        switch event {
-        case .status(let status):
-            if status != .stopped { lastStatus = status }
-        case .frame(let f):
-            guard frame == nil, !needsKeyFrame || f.isKeyFrame else { return }
-            if skipped < skip {
-                skipped += 1
-                return
+        let tookIt: Bool = state.withLock { s in
+            switch event {
+            case .status(let status):
+                if status != .stopped { s.lastStatus = status }
+                return false
+            case .frame(let f):
+                guard s.frame == nil, !needsKeyFrame || f.isKeyFrame else { return false }
+                if s.skipped < skip {
+                    s.skipped += 1
+                    return false
+                }
+                s.frame = f
+                return true
             }
-            frame = f
-            condition.broadcast()
         }
+        if tookIt { taken.signal() }
     }
 
     func wait(seconds: Double) -> (frame: Frame?, lastStatus: FrameSourceStatus?) {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while frame == nil, condition.wait(until: deadline) {}
-        return (frame, lastStatus)
+        _ = taken.wait(timeout: .now() + .nanoseconds(Int(max(0, min(seconds, 1e9)) * 1e9)))
+        return state.withLock { ($0.frame, $0.lastStatus) }
     }
 }
