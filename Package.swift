@@ -35,9 +35,6 @@ let package = Package(
         // scripts/generate-openapi.sh and committed (docs/building.md): no generator in the build.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
-        // Only the tests' HTTP client (Tests/TestSupport): ipcemu itself speaks HTTP(S) through
-        // the system's libcurl (HTTPTransfer), so `swift build --product ipcemu` compiles no BoringSSL.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.26.0"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -149,7 +146,10 @@ let package = Package(
         // device; and the app side that mirrors the SDK.
         .target(
             name: "CallRuntime",
-            dependencies: ["IPCWire", "CallEngine", .product(name: "HeapModule", package: "swift-collections")]
+            dependencies: [
+                "IPCWire", "CallEngine", .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // MARK: Deterministic simulation of the whole call system on a simulated clock (issue 23,
         // docs/simulation.md): the real engines and codecs, a faulty broker, one seed.
@@ -236,7 +236,7 @@ let package = Package(
         .target(name: "CameraTestSupport", dependencies: ["Camera", "CV4L2"], path: "Tests/CameraTestSupport"),
         .target(
             name: "TestSupport",
-            dependencies: ["MQTTTransport", "IPCWire", .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            dependencies: ["MQTTTransport", "IPCWire", "HTTPTransfer"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
@@ -320,22 +320,17 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
 // sets while it builds the suite with --sanitize=thread or address into its own scratch path. The
 // package shrinks to the media and call stack (wire, engine, runtime, transport, camera, link, device,
 // app and their tests): the control plane (ControlAPI and its generated spec, the metrics, the journal,
-// scenarios, the `ipcemu` command) and its heavy dependencies (Hummingbird, AsyncHTTPClient with
-// BoringSSL) are left out, with the tests that need them. A normal
+// scenarios, the `ipcemu` command) and its heavy dependency (Hummingbird on SwiftNIO) are left out,
+// with the tests that need them. A normal
 // `swift build` or `swift test` never sees this.
 if ProcessInfo.processInfo.environment["IPCEMU_SANITIZE"] == "1" {
     let controlPlane: Set<String> = [
         "ControlAPI", "ControlAPISpec", "IPCMetrics", "ControlErrors", "CallJournal", "Scenario", "ipcemu",
         // Tests of the control plane, or of the `ipcemu` process (they run its binary).
         "ControlAPITests", "FleetTests", "ScenarioTests", "CLITests", "DeviceProfileTests",
-        // The cloud join (AsyncHTTPClient with BoringSSL) and its tests (they run the binary).
+        // The cloud join and its tests (they run the binary).
         "CloudLink", "CQREncode", "CloudTests",
     ]
     package.targets.removeAll { controlPlane.contains($0.name) }
     package.products.removeAll { product in product.name == "ControlAPI" || product.name == "ipcemu" }
-    for target in package.targets where target.name == "TestSupport" {
-        // The control API's HTTP client (AsyncHTTPClient) is only for the tests left out above.
-        target.exclude += ["HTTPClient.swift"]
-        target.dependencies = ["MQTTTransport", "IPCWire"]
-    }
 }

@@ -90,6 +90,11 @@ if grep -Ei "swift|libFoundation|libdispatch|BlocksRuntime" <<<"$libs" >&2; then
   echo "check-deb: the installed binary loads Swift libraries (above)" >&2; exit 1
 fi
 say "ldd: $(wc -l <<<"$libs") libraries, all found, none of Swift"
+# The man pages came with it (one per command).
+man_pages="$(ls "$chroot_dir/usr/share/man/man1" | grep -c '^ipcemu.*\.1\.gz$' || true)"
+[ "$man_pages" -gt 0 ] && [ -s "$chroot_dir/usr/share/man/man1/ipcemu.run.1.gz" ] \
+  || { echo "check-deb: the package installed no man pages" >&2; exit 1; }
+say "man pages: $man_pages (ipcemu.1.gz, ipcemu.run.1.gz, ...)"
 
 # The installed daemon, as root in the root: private broker, test-pattern camera.
 log="$chroot_dir/tmp/run.log"

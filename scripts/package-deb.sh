@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds dist/ipcemu_<version>_<arch>.deb: the release `ipcemu` with the Swift runtime linked in
 # (--static-swift-stdlib, scratch path .build-release), the shipped profiles and scenarios under
-# /usr/share/ipcemu/, the systemd unit ipcemu@.service (one instance per /etc/ipcemu/NAME.yaml).
+# /usr/share/ipcemu/, the systemd unit ipcemu@.service (one instance per /etc/ipcemu/NAME.yaml),
+# a man page per command (usr/share/man/man1/ipcemu*.1.gz).
 # Depends: what dpkg-shlibdeps derives from the binary's libraries (ldd + dpkg -S, with versions)
 # plus the Debian packages of the GStreamer elements the code uses; mosquitto is recommended.
 # Usage: scripts/package-deb.sh [--no-build]   (--no-build: package the binary already built)
@@ -45,6 +46,20 @@ cp -r scenarios "$stage/usr/share/ipcemu/scenarios"
 install -m 0644 deploy/debian/ipcemu@.service "$stage/lib/systemd/system/ipcemu@.service"
 install -m 0644 README.md "$stage/usr/share/doc/ipcemu/README.md"
 "$stage/usr/bin/ipcemu" --help > "$stage/usr/share/doc/ipcemu/ipcemu-help.txt" 2>&1 || true
+# Man pages, one per command (`man ipcemu`, `man ipcemu.run`, `man ipcemu.app.call` ...): made from
+# the binary's own help (--experimental-dump-help) by swift-argument-parser's generate-manual tool,
+# built from the package checkout the release build already resolved (debug, its own scratch folder).
+parser_checkout="$scratch/checkouts/swift-argument-parser"
+[ -d "$parser_checkout" ] || { echo "package-deb: $parser_checkout is missing (resolve the package first)" >&2; exit 1; }
+swift build --package-path "$parser_checkout" --product generate-manual --scratch-path "$root/.build-manual" 2>&1 \
+  | grep -E "error:" >&2 || true
+[ -x "$root/.build-manual/debug/generate-manual" ] || { echo "package-deb: generate-manual was not built" >&2; exit 1; }
+install -d "$stage/usr/share/man/man1"
+"$root/.build-manual/debug/generate-manual" "$stage/usr/bin/ipcemu" --multi-page --section 1 \
+  --authors "ipcemu developers" --output-directory "$stage/usr/share/man/man1"
+[ -s "$stage/usr/share/man/man1/ipcemu.1" ] || { echo "package-deb: no man page was written" >&2; exit 1; }
+gzip -9n "$stage"/usr/share/man/man1/*.1
+echo "package-deb: $(ls "$stage/usr/share/man/man1" | wc -l) man pages"
 cat > "$stage/usr/share/doc/ipcemu/copyright" <<COPY
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: ipcemu

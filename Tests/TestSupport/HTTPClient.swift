@@ -1,8 +1,7 @@
-import AsyncHTTPClient
 import Foundation
+import HTTPTransfer
 import IPCWire
-import NIOCore
-import NIOHTTP1
+import Synchronization
 
 /// One HTTP answer, read whole.
 public struct ControlHTTPReply: Sendable {
@@ -14,8 +13,9 @@ public struct ControlHTTPReply: Sendable {
     public var json: JSONValue? { try? JSONValue.parse(body) }
 }
 
-/// The tests' HTTP client (AsyncHTTPClient): any method, path and body, so tests can send what the
-/// generated client never would (bad bodies, unknown paths).
+/// The tests' HTTP client, on the same libcurl transport as the `ipcemu` command (HTTPTransfer):
+/// any method, path and body, so tests can send what the generated client never would (bad
+/// bodies, unknown paths). No HTTP stack of its own is compiled for the tests (docs/building.md).
 public struct ControlHTTPClient: Sendable {
     public let baseURL: String
     public let token: String?
@@ -28,47 +28,47 @@ public struct ControlHTTPClient: Sendable {
     /// `json` or `body` goes out as `Content-Type: application/json` unless `headers` says otherwise.
     public func request(_ method: String, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil,
                         headers: [(String, String)] = [], timeout: Double = 10) async throws -> ControlHTTPReply {
-        var request = HTTPClientRequest(url: baseURL + path)
-        request.method = HTTPMethod(rawValue: method)
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if let payload = json.map({ $0.serialized() }) ?? body {
-            if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
-                request.headers.add(name: "Content-Type", value: "application/json")
-            }
-            request.body = .bytes(ByteBuffer(bytes: payload))
+        var fields: [(name: String, value: String)] = []
+        if let token { fields.append(("Authorization", "Bearer \(token)")) }
+        let payload = json.map { $0.serialized() } ?? body
+        if payload != nil, !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+            fields.append(("Content-Type", "application/json"))
         }
-        for (k, v) in headers { request.headers.add(name: k, value: v) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
-        let bytes = try await response.body.collect(upTo: 64 << 20)
-        var fields: [String: String] = [:]
-        for (name, value) in response.headers { fields[name.lowercased()] = value }
-        return ControlHTTPReply(status: Int(response.status.code), headers: fields, body: Array(bytes.readableBytesView))
+        for (k, v) in headers { fields.append((k, v)) }
+        let request = HTTPTransferRequest(method: method, url: baseURL + path, headers: fields, body: payload ?? [],
+                                          timeout: .milliseconds(Int64(timeout * 1000)))
+        let reply = try await HTTPTransfer.perform(request, bodyLimit: 64 << 20)
+        var lowered: [String: String] = [:]
+        for (name, value) in reply.headers { lowered[name.lowercased()] = value }
+        return ControlHTTPReply(status: reply.status, headers: lowered, body: reply.body)
     }
 }
 
 /// A server-sent-event stream read in the background: `events` yields each event's `data`.
-public final class ControlEventStream: @unchecked Sendable {
+public final class ControlEventStream: Sendable {
     public let events: AsyncStream<String>
-    private let lock = NSLock()
-    private var opened = false
-    private var task: Task<Void, Never>?
+    private let opened = Mutex(false)
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
     public init(client: ControlHTTPClient, path: String = "/api/events") {
         let (stream, sink) = AsyncStream.makeStream(of: String.self)
         events = stream
-        task = Task { [weak self] in
+        let reader = Task { [weak self] in
             defer { sink.finish() }
-            var request = HTTPClientRequest(url: client.baseURL + path)
-            if let token = client.token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-            guard let response = try? await HTTPClient.shared.execute(request, timeout: .hours(24)), response.status == .ok else { return }
+            var fields: [(name: String, value: String)] = []
+            if let token = client.token { fields.append(("Authorization", "Bearer \(token)")) }
+            let request = HTTPTransferRequest(method: "GET", url: client.baseURL + path, headers: fields,
+                                              headersTimeout: .seconds(10))
+            guard let response = try? await HTTPTransfer.start(request), response.status == 200 else { return }
             var pending: [UInt8] = []
             do {
                 for try await chunk in response.body {
-                    pending += chunk.readableBytesView
+                    if Task.isCancelled { return }
+                    pending += chunk
                     while let end = Self.eventEnd(pending) {
                         let event = String(decoding: pending[..<end], as: UTF8.self)
                         pending.removeFirst(end + 2)
-                        self?.lock.withLock { self?.opened = true }
+                        self?.opened.withLock { $0 = true }
                         for line in event.split(separator: "\n") where line.hasPrefix("data:") {
                             sink.yield(String(line.dropFirst(5)).trimmingCharacters(in: .whitespaces))
                         }
@@ -76,6 +76,7 @@ public final class ControlEventStream: @unchecked Sendable {
                 }
             } catch {}
         }
+        task.withLock { $0 = reader }
     }
 
     static func eventEnd(_ bytes: [UInt8]) -> Int? {
@@ -88,11 +89,11 @@ public final class ControlEventStream: @unchecked Sendable {
     public func waitUntilOpen(timeout: Double = 5) async -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         while ContinuousClock.now < deadline {
-            if lock.withLock({ opened }) { return true }
+            if opened.withLock({ $0 }) { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        return lock.withLock { opened }
+        return opened.withLock { $0 }
     }
 
-    public func close() { task?.cancel() }
+    public func close() { task.withLock { $0 }?.cancel() }
 }
