@@ -112,6 +112,7 @@ public final class SimulatedScenarioClock: ScenarioClock {
         }
         for w in waiters { w.resume(returning: false) }
         driver?.resume()
+        world.withLock { $0 = nil }  // the world holds this clock: no cycle outlives the run
     }
 
     // MARK: The driver
