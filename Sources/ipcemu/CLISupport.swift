@@ -85,13 +85,13 @@ func waitForTerminationSignal(exitDeadline: Duration? = nil) async -> Int32 {
                 let first = once.resume(sig)
                 guard let exitDeadline else { return }
                 if !first {
-                    FileHandle.standardError.write(Data("ipcemu: second \(signalName(sig)) during shutdown: exiting now\n".utf8))
+                    Logger(label: "ipcemu.lifecycle").error("ipcemu: second \(signalName(sig)) during shutdown: exiting now")
                     _exit(128 + sig)
                 }
                 let (seconds, attoseconds) = exitDeadline.components
                 let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
                 queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
-                    FileHandle.standardError.write(Data("ipcemu: shutdown did not finish within \(exitDeadline): exiting now\n".utf8))
+                    Logger(label: "ipcemu.lifecycle").error("ipcemu: shutdown did not finish within \(exitDeadline): exiting now")
                     _exit(1)
                 }
             }
@@ -139,10 +139,6 @@ struct LogOptions: ParsableArguments {
 
     @Option(help: "Least severe level logged.")
     var logLevel: LogLevelOption = .info
-
-    func makeLog() -> EventLog {
-        EventLog(format: logFormat.format, minimumLevel: logLevel.level)
-    }
 }
 
 /// Seconds as a Duration.

@@ -188,8 +188,6 @@ struct FleetCommand: AsyncParsableCommand {
         }).run()
     }
 
-    func makeLog() -> EventLog { EventLog(format: logFormat.format, minimumLevel: logLevel.level) }
-
     func makeFleet(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog) throws -> Fleet {
         let first = plan.groups.first?.profile
         let list: FleetBrokerList

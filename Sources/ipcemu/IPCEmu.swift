@@ -29,6 +29,7 @@ struct IPCEmu: AsyncParsableCommand {
         let status: Int32
         do {
             var command = try parseAsRoot()
+            LoggingBootstrap.install(for: command)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

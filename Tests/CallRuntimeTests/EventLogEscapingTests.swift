@@ -10,7 +10,7 @@ struct EventLogEscapingTests {
     private let fixed = Date(timeIntervalSince1970: 1_732_200_000)
 
     private func line(_ format: LogFormat, message: String, device: String? = "dev1", fields: [(String, String)]) -> String {
-        EventLog(format: format, clock: { [fixed] in fixed }).render(.warning, message, device: device, fields: fields)
+        EventLogHandler(format: format, clock: { [fixed] in fixed }).render(.warning, message, device: device, fields: fields)
     }
 
     static let forgeries = [
@@ -29,7 +29,7 @@ struct EventLogEscapingTests {
         let plain = line(.human, message: "refused", device: "dev1", fields: [("session", evil), ("from", evil)])
         let fields = try #require(Self.fields(after: "refused ", in: plain))
         #expect(fields.map(\.0) == ["session", "from"], "\(plain)")
-        #expect(fields.map(\.1) == [EventLog.escaped(evil), EventLog.escaped(evil)])
+        #expect(fields.map(\.1) == [EventLogHandler.escaped(evil), EventLogHandler.escaped(evil)])
     }
 
     /// Reads `k=v k="quoted \" value"` back (a log reader's view of the human format).
@@ -72,7 +72,7 @@ struct EventLogEscapingTests {
         #expect(line(.human, message: "m", fields: [("k", "two words")]).hasSuffix(#" k="two words""#))
         #expect(line(.human, message: "m", fields: [("k", #"a"b"#)]).hasSuffix(#" k="a\"b""#))
         #expect(line(.human, message: "a\nb", fields: []).hasSuffix(#" a\nb"#))
-        #expect(EventLog.escaped("\u{1b}") == #"\u{1b}"#)
+        #expect(EventLogHandler.escaped("\u{1b}") == #"\u{1b}"#)
     }
 
     @Test("JSON format: one line that parses back to exactly the text sent", arguments: forgeries)

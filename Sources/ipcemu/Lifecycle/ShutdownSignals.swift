@@ -43,7 +43,7 @@ enum ShutdownSignals {
                     armDeadline(deadline)
                     await group.triggerGracefulShutdown()
                 } else {
-                    note("ipcemu: second \(name) during shutdown: exiting now")
+                    Logger(label: "ipcemu.lifecycle").error("ipcemu: second \(name) during shutdown: exiting now")
                     _exit(128 + signal.rawValue)
                 }
             }
@@ -57,7 +57,7 @@ enum ShutdownSignals {
         let grace = deadline + .milliseconds(500)
         let nanoseconds = grace.components.seconds * 1_000_000_000 + grace.components.attoseconds / 1_000_000_000
         DispatchQueue(label: "ipcemu.shutdown-deadline").asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
-            note("ipcemu: shutdown did not finish within \(deadline): exiting anyway")
+            Logger(label: "ipcemu.lifecycle").error("ipcemu: shutdown did not finish within \(deadline): exiting anyway")
             _exit(1)
         }
     }
