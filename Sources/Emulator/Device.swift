@@ -563,6 +563,14 @@ public actor Device {
         }
     }
 
+    /// Drops the MQTT connection without a DISCONNECT (the broker publishes the last will) and does
+    /// not reconnect: the caller does (`Fleet`'s reconnect storm paces every reconnect per broker).
+    public func dropConnectionForStorm(logLevel: LogLevel = .debug) {
+        log.log(logLevel, "fault: dropping the MQTT connection", device: devId, fields: [("reconnect", "paced by the fleet")])
+        droppedOnPurpose = logLevel
+        client.disconnectAbruptly(reconnect: false)
+    }
+
     /// MQTT counters (reconnects, messages in and out).
     public nonisolated var mqttCounters: MQTTClientCounters { client.counters }
 }

@@ -19,7 +19,9 @@ extension BenchCommand {
                 private mosquittos (its --broker list) and waits until every device is online (time, RSS per device summed over every \
                 fleet process). Load phase: for --seconds, --calls-per-second calls to random idle devices; \
                 each call waits for ring and answer, then hangs up (call -> ring, call -> answer, errors, \
-                lost calls). Shutdown phase: SIGTERM, then the time until every device's retained status \
+                lost calls). With --reconnect-storm, a storm phase: SIGUSR1 (every device's connection dropped \
+                at once, brought back paced per broker with jittered back-off), then the time until every \
+                device's will (offline) and its online status again have been seen. Shutdown phase: SIGTERM, then the time until every device's retained status \
                 is offline and the fleet has exited. Use a release build.
                 """
         )
@@ -34,6 +36,8 @@ extension BenchCommand {
             "Private mosquitto processes the bench starts and gives the fleet as its --broker list (each device on the one its devId hashes to); the calls of each broker's devices go through that broker.",
             valueName: "K"))
         var brokers: Int = 1
+        @Flag(help: "After the load phase, a reconnect storm (SIGUSR1 to the fleet) timed until every device is back online.")
+        var reconnectStorm = false
         @Flag(help: "Print the results as one JSON object.") var json = false
 
         func validate() throws {
@@ -106,6 +110,22 @@ extension BenchCommand {
                                            rate: callsPerSecond, seconds: seconds)
             }
 
+            // Storm phase.
+            var storm: StormResult?
+            if reconnectStorm {
+                presence.markStorm()
+                let sent = clock.now
+                fleet.signal(SIGUSR1)
+                let dropped = await presence.waitUntilStorm(offline: count, timeout: .seconds(120))
+                let droppedAfter = Self.seconds(clock.now - sent)
+                let back = await presence.waitUntilStorm(backOnline: count, timeout: .seconds(300))
+                let backAfter = Self.seconds(clock.now - sent)
+                let notes = await fleet.waitForNotes(prefix: "reconnect storm: ", containing: "back online", count: processes,
+                                                     timeout: .seconds(30))
+                storm = StormResult(allWillsSeconds: dropped ? droppedAfter : -1, allBackOnlineSeconds: back ? backAfter : -1,
+                                    backOnline: presence.stormBackOnline, fleetNotes: notes)
+            }
+
             // Shutdown phase.
             let stopSent = clock.now
             fleet.signal(SIGTERM)
@@ -125,6 +145,10 @@ extension BenchCommand {
                 "exitStatus": exited.map { Int($0) } ?? -1,
             ]
             if let load { result["load"] = load.json }
+            if let storm {
+                result["reconnectStorm"] = ["allWillsSeenSeconds": storm.allWillsSeconds, "allBackOnlineSeconds": storm.allBackOnlineSeconds,
+                                            "backOnline": storm.backOnline, "fleetNotes": storm.fleetNotes] as [String: Any]
+            }
             if json {
                 let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
                 say(String(decoding: data, as: UTF8.self))
@@ -138,6 +162,13 @@ extension BenchCommand {
                     say("  call -> ring:   \(Percentiles(load.callToRing).summary)")
                     say("  call -> answer: \(Percentiles(load.callToAnswer).summary)")
                     for e in load.errorSamples.prefix(5) { say("    error: \(e)") }
+                }
+                if let storm {
+                    say(String(format: "  storm:    SIGUSR1 -> every will seen in %@, all %d back online (online status seen again) in %@",
+                               storm.allWillsSeconds >= 0 ? String(format: "%.2f s", storm.allWillsSeconds) : "NOT within 120 s",
+                               storm.backOnline,
+                               storm.allBackOnlineSeconds >= 0 ? String(format: "%.2f s", storm.allBackOnlineSeconds) : "NOT within 300 s"))
+                    for note in storm.fleetNotes { say("    fleet: \(note)") }
                 }
                 say(String(format: "  shutdown: SIGTERM -> all %d offline in %@, fleet exited in %@ (status %@)",
                            count, offline ? String(format: "%.2f s", allOffline) : "NOT within 30 s",
@@ -174,6 +205,13 @@ extension BenchCommand {
             }
         }
 
+        struct StormResult {
+            var allWillsSeconds: Double
+            var allBackOnlineSeconds: Double
+            var backOnline: Int
+            var fleetNotes: [String]
+        }
+
         static func seconds(_ d: Duration) -> Double {
             Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
         }
@@ -184,6 +222,8 @@ extension BenchCommand {
 final class PresenceWatch: Sendable {
     private let online = Mutex<[String: Bool]>([:])
     private let known: Set<String>
+    /// Since `markStorm`: devices whose will (offline) came, and of those the ones online again.
+    private let storm = Mutex<(marked: Bool, offline: Set<String>, back: Set<String>)>((false, [], []))
 
     init(devIds: [String]) { known = Set(devIds) }
 
@@ -194,6 +234,31 @@ final class PresenceWatch: Sendable {
         guard known.contains(devId) else { return }
         let isOnline = message.payloadText.contains(#""online":true"#)
         online.withLock { $0[devId] = isOnline }
+        storm.withLock { s in
+            guard s.marked else { return }
+            if !isOnline { s.offline.insert(devId) } else if s.offline.contains(devId) { s.back.insert(devId) }
+        }
+    }
+
+    func markStorm() { storm.withLock { $0 = (true, [], []) } }
+
+    var stormBackOnline: Int { storm.withLock { $0.back.count } }
+
+    func waitUntilStorm(offline n: Int, timeout: Duration) async -> Bool {
+        await poll(timeout) { self.storm.withLock { $0.offline.count } >= n }
+    }
+
+    func waitUntilStorm(backOnline n: Int, timeout: Duration) async -> Bool {
+        await poll(timeout) { self.storm.withLock { $0.back.count } >= n }
+    }
+
+    private func poll(_ timeout: Duration, _ done: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if done() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return done()
     }
 
     func count(online wanted: Bool) -> Int { online.withLock { $0.values.filter { $0 == wanted }.count } }
@@ -268,6 +333,24 @@ final class FleetProcess: Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         return online
+    }
+
+    /// The fleet's notes (`note` lines, a supervisor relaying its workers') starting with `prefix`
+    /// and holding `containing`, once `count` of them came (or at the timeout).
+    func waitForNotes(prefix: String, containing: String, count: Int, timeout: Duration) async -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let notes = heard.withLock {
+                $0.lines.compactMap { line -> String? in
+                    guard case .note(let n) = line else { return nil }
+                    // A supervisor relays a worker's note as "worker LO..<HI: <note>".
+                    let text = n.message.range(of: prefix).map { String(n.message[$0.lowerBound...]) }
+                    return text.flatMap { $0.contains(containing) ? n.message : nil }
+                }
+            }
+            if notes.count >= count || ContinuousClock.now >= deadline || !process.isRunning { return notes }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     private var online: FleetOnlineLine? {

@@ -172,10 +172,12 @@ struct FleetCommand: AsyncParsableCommand {
                 let supervisor = FleetSupervisor(command: self, positions: positions, blocks: blocks, brokerURL: brokerURL,
                                                  output: output, fleet: fleet, registry: control?.registry, log: log)
                 services.append(.init(service: supervisor))
+                FleetStormSignal.install(fleet: fleet, output: output) { supervisor.runningWorkerIDs }
                 // A worker that exits on its own ends the whole fleet, gracefully.
                 services.append(.init(service: WorkerExitService(supervisor: supervisor),
                                       successTerminationBehavior: .gracefullyShutdownGroup))
             } else {
+                FleetStormSignal.install(fleet: fleet, output: output)
                 services.append(.init(service: FleetService(fleet: fleet, registry: control?.registry, output: output,
                                                             brokerURL: brokerURL, log: log)))
             }

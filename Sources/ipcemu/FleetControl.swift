@@ -76,8 +76,12 @@ struct FleetFaultsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fleet-faults", abstract: "Inject faults into every device of a running fleet (control API).",
         discussion: """
-            --reconnect-storm SECONDS drops every device's MQTT connection without DISCONNECT (the broker \
-            publishes every last will) and reconnects each after SECONDS plus up to --jitter SECONDS. \
+            --reconnect-storm SECONDS drops every device's MQTT connection at once without DISCONNECT (the \
+            broker publishes every last will); the fleet brings them back after SECONDS plus up to --jitter \
+            SECONDS, paced per broker (--connect-window devices connecting at once towards each, a timed-out \
+            attempt retried after a jittered exponential back-off), and this prints the fleet's state once \
+            every device is back online (stormBackOnline, stormSeconds). SIGUSR1 to the fleet process does \
+            the same (SECONDS 0), on its workers too. \
             --suppress-heartbeats FRACTION makes that share of the devices (0 to 1, chosen at random) stop \
             answering heartbeats; 0 restores them. --wake N wakes N random low-power doorbells at once (a wake \
             storm, PROTOCOL.md 8.4); --wake-rate R --seconds S wakes R random ones a second for S seconds. The \
@@ -110,10 +114,7 @@ struct FleetFaultsCommand: AsyncParsableCommand {
         try await runControl {
             let client = try api.client()
             if let reconnectStorm {
-                let body = Components.Schemas.FleetDropConnectionRequest(seconds: reconnectStorm, jitterSeconds: jitter)
-                printJSON(try await client.call("POST /api/fleet/faults/drop-connection") {
-                    try await $0.fleetDropConnection(body: .json(body)).accepted.body.json
-                })
+                try await Self.reconnectStorm(seconds: reconnectStorm, jitter: jitter, client: client)
             }
             if let suppressHeartbeats {
                 let body = Components.Schemas.FleetHeartbeatsRequest(suppressFraction: suppressHeartbeats)

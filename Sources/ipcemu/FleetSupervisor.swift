@@ -49,6 +49,9 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
 
     private var workers: [Worker] { started.withLock { $0 } }
 
+    /// The process ids of the workers running now (SIGUSR1 is passed on to them: FleetStormSignal).
+    var runningWorkerIDs: [pid_t] { workers.filter { $0.process.isRunning }.map { $0.process.processIdentifier } }
+
     init(command: FleetCommand, positions: Range<Int>, blocks: [Range<Int>], brokerURL: String, output: FleetOutput,
          fleet: Fleet, registry: DeviceRegistry?, log: EventLog) {
         self.command = command

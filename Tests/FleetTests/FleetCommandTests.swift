@@ -104,10 +104,16 @@ struct FleetCommandTests {
         let presence = try await Presence(broker: broker)
         defer { presence.close() }
         #expect(await eventually(timeout: .seconds(10)) { presence.online.count == 40 })
+        let counts = try await PresenceCounts(broker.clientOptions(clientID: "ff-counts"))
+        defer { counts.close() }
+        #expect(await eventually(timeout: .seconds(10)) { counts.devices(online: 1).count == 40 })
         let storm = try await CLIRun.ipcemu(["fleet-faults", "--control", "http://127.0.0.1:\(port)", "--reconnect-storm", "0.5", "--jitter", "0.5"])
         #expect(storm.status == 0, "\(storm.stderr)")
         #expect(storm.stdout.contains(#""dropped":40"#), "\(storm.stdout)")
-        #expect(await eventually(timeout: .seconds(10)) { presence.offline.count == 40 })
+        // It returns once the fleet says every device is back (the storm's report in GET /api/fleet).
+        #expect(storm.stdout.contains(#""stormBackOnline":40"#) && storm.stdout.contains(#""stormsCompleted":1"#), "\(storm.stdout)")
+        // Every will (offline) was published, and every device's online status came again.
+        #expect(await eventually(timeout: .seconds(10)) { counts.devices(offline: 1).count == 40 && counts.devices(online: 2).count == 40 })
         #expect(await eventually(timeout: .seconds(15)) { presence.online.count == 40 })
         let hb = try await CLIRun.ipcemu(["fleet-faults", "--control", "http://127.0.0.1:\(port)", "--suppress-heartbeats", "0.25"])
         #expect(hb.stdout.contains(#""suppressing":10"#), "\(hb.stdout) \(hb.stderr)")

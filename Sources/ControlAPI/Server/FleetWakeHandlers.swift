@@ -17,9 +17,21 @@ extension ControlHandlers {
     /// `state` with the low-power devices' counts and the wake times (left out when the fleet has
     /// no low-power device).
     static func addingPower(of fleet: Fleet, to state: Components.Schemas.FleetState) async -> Components.Schemas.FleetState {
+        var state = state
+        // Reconnect storms (Fleet.startReconnectStorm), once there was one.
+        let storms = fleet.reconnectStormCounts
+        if storms.started > 0 {
+            state.stormsStarted = storms.started
+            state.stormsCompleted = storms.completed
+            if let last = fleet.lastReconnectStorm {
+                state.stormDevices = last.devices
+                state.stormBackOnline = last.backOnline
+                state.stormRetries = last.retries
+                state.stormSeconds = last.seconds
+            }
+        }
         let counts = await fleet.powerCounts()
         guard counts.lowPower > 0 else { return state }
-        var state = state
         state.awake = counts.awake
         state.asleep = counts.asleep
         state.waking = counts.waking

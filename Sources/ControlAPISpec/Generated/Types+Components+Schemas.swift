@@ -2782,6 +2782,30 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/FleetState/wakeLatencyP99Ms`.
             package var wakeLatencyP99Ms: Swift.Double?
+            /// Reconnect storms started in this process (/api/fleet/faults/drop-connection, SIGUSR1; absent before the first)
+            ///
+            /// - Remark: Generated from `#/components/schemas/FleetState/stormsStarted`.
+            package var stormsStarted: Swift.Int?
+            /// Of those, the ones whose every device is back online (or that gave up)
+            ///
+            /// - Remark: Generated from `#/components/schemas/FleetState/stormsCompleted`.
+            package var stormsCompleted: Swift.Int?
+            /// Devices the last completed storm dropped
+            ///
+            /// - Remark: Generated from `#/components/schemas/FleetState/stormDevices`.
+            package var stormDevices: Swift.Int?
+            /// Of those, the ones back online when it completed
+            ///
+            /// - Remark: Generated from `#/components/schemas/FleetState/stormBackOnline`.
+            package var stormBackOnline: Swift.Int?
+            /// Its reconnect attempts after each device's first (timed out, retried after a jittered back-off)
+            ///
+            /// - Remark: Generated from `#/components/schemas/FleetState/stormRetries`.
+            package var stormRetries: Swift.Int?
+            /// Its time from the drop to the last device back online
+            ///
+            /// - Remark: Generated from `#/components/schemas/FleetState/stormSeconds`.
+            package var stormSeconds: Swift.Double?
             /// Creates a new `FleetState`.
             ///
             /// - Parameters:
@@ -2797,6 +2821,12 @@ extension Components {
             ///   - wakesCompleted: Of those, the ones that reported awake
             ///   - wakeLatencyP50Ms: Wake request -> awake, as the devices timed it (the latest 10,000 wakes), p50
             ///   - wakeLatencyP99Ms: The same, p99
+            ///   - stormsStarted: Reconnect storms started in this process (/api/fleet/faults/drop-connection, SIGUSR1; absent before the first)
+            ///   - stormsCompleted: Of those, the ones whose every device is back online (or that gave up)
+            ///   - stormDevices: Devices the last completed storm dropped
+            ///   - stormBackOnline: Of those, the ones back online when it completed
+            ///   - stormRetries: Its reconnect attempts after each device's first (timed out, retried after a jittered back-off)
+            ///   - stormSeconds: Its time from the drop to the last device back online
             package init(
                 devices: Swift.Int,
                 online: Swift.Int,
@@ -2809,7 +2839,13 @@ extension Components {
                 wakesRequested: Swift.Int? = nil,
                 wakesCompleted: Swift.Int? = nil,
                 wakeLatencyP50Ms: Swift.Double? = nil,
-                wakeLatencyP99Ms: Swift.Double? = nil
+                wakeLatencyP99Ms: Swift.Double? = nil,
+                stormsStarted: Swift.Int? = nil,
+                stormsCompleted: Swift.Int? = nil,
+                stormDevices: Swift.Int? = nil,
+                stormBackOnline: Swift.Int? = nil,
+                stormRetries: Swift.Int? = nil,
+                stormSeconds: Swift.Double? = nil
             ) {
                 self.devices = devices
                 self.online = online
@@ -2823,6 +2859,12 @@ extension Components {
                 self.wakesCompleted = wakesCompleted
                 self.wakeLatencyP50Ms = wakeLatencyP50Ms
                 self.wakeLatencyP99Ms = wakeLatencyP99Ms
+                self.stormsStarted = stormsStarted
+                self.stormsCompleted = stormsCompleted
+                self.stormDevices = stormDevices
+                self.stormBackOnline = stormBackOnline
+                self.stormRetries = stormRetries
+                self.stormSeconds = stormSeconds
             }
             package enum CodingKeys: String, CodingKey {
                 case devices
@@ -2837,6 +2879,12 @@ extension Components {
                 case wakesCompleted
                 case wakeLatencyP50Ms
                 case wakeLatencyP99Ms
+                case stormsStarted
+                case stormsCompleted
+                case stormDevices
+                case stormBackOnline
+                case stormRetries
+                case stormSeconds
             }
             package init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2888,6 +2936,30 @@ extension Components {
                     Swift.Double.self,
                     forKey: .wakeLatencyP99Ms
                 )
+                self.stormsStarted = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .stormsStarted
+                )
+                self.stormsCompleted = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .stormsCompleted
+                )
+                self.stormDevices = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .stormDevices
+                )
+                self.stormBackOnline = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .stormBackOnline
+                )
+                self.stormRetries = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .stormRetries
+                )
+                self.stormSeconds = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .stormSeconds
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "devices",
                     "online",
@@ -2900,7 +2972,13 @@ extension Components {
                     "wakesRequested",
                     "wakesCompleted",
                     "wakeLatencyP50Ms",
-                    "wakeLatencyP99Ms"
+                    "wakeLatencyP99Ms",
+                    "stormsStarted",
+                    "stormsCompleted",
+                    "stormDevices",
+                    "stormBackOnline",
+                    "stormRetries",
+                    "stormSeconds"
                 ])
             }
         }

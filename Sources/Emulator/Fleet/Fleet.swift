@@ -72,6 +72,8 @@ public final class Fleet: Sendable {
     private let state = FleetState()
     /// Wakes asked of the fleet (`wakeRandom`) and how long each took (Fleet+Power.swift).
     let wakeStats = FleetWakeStats()
+    /// The reconnect storm under way and the last one's report (FleetReconnectStorm.swift).
+    let storms = FleetStormState()
 
     public init(plan: FleetPlan, positions: Range<Int>, options: Options) throws {
         self.plan = plan
@@ -212,6 +214,7 @@ public final class Fleet: Sendable {
         let clock = ContinuousClock()
         let began = clock.now
         let all = devices
+        replaceStorm(with: nil)?.cancel()
         await withTaskGroup(of: Void.self) { group in
             for device in all { group.addTask { await device.stop(timeout: timeout) } }
         }
@@ -222,17 +225,12 @@ public final class Fleet: Sendable {
 
     // MARK: Fleet-wide faults (load testers' requests)
 
-    /// A reconnect storm: every device drops its MQTT connection without DISCONNECT (the broker
-    /// publishes every last will) and reconnects after `seconds` plus up to `jitterSeconds`.
+    /// A reconnect storm (`startReconnectStorm`): every device drops its MQTT connection without
+    /// DISCONNECT (the broker publishes every last will); they come back paced per broker, each
+    /// after `seconds` plus up to `jitterSeconds`. Returns the devices dropped.
     @discardableResult
     public func dropAllConnections(seconds: Double, jitterSeconds: Double) async -> Int {
-        let all = devices
-        // One line for the whole storm; each device's lines at debug.
-        options.log.log(.warning, "fleet fault: dropping every device's MQTT connection", fields: [
-            ("devices", String(all.count)), ("seconds", String(seconds)), ("jitterSeconds", String(jitterSeconds)),
-        ])
-        for device in all { await device.dropConnection(for: seconds, jitterSeconds: jitterSeconds, logLevel: .debug) }
-        return all.count
+        await startReconnectStorm(seconds: seconds, jitterSeconds: jitterSeconds).devices
     }
 
     /// Stops heartbeat replies on `fraction` (0...1) of the devices, chosen at random, and restores
