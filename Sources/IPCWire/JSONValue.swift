@@ -14,7 +14,21 @@ public enum JSONValue: Sendable, Equatable, Hashable {
 
 extension JSONValue {
     /// Parses UTF-8 JSON text. Refuses anything that is not one complete JSON value.
+    /// The common shape of a wire message is read by `JSONFastReader`; everything else (and every
+    /// error) by `JSONDecoder`, with the same result either way.
     public static func parse(_ bytes: some Collection<UInt8>) throws(WireError) -> JSONValue {
+        let fast: JSONValue?
+        if let contiguous = bytes.withContiguousStorageIfAvailable({ JSONFastReader.read($0) }) {
+            fast = contiguous
+        } else {
+            fast = Array(bytes).withUnsafeBufferPointer { JSONFastReader.read($0) }
+        }
+        if let fast { return fast }
+        return try parseWithFoundation(bytes)
+    }
+
+    /// The reference reader: `JSONDecoder` through `Codable`.
+    static func parseWithFoundation(_ bytes: some Collection<UInt8>) throws(WireError) -> JSONValue {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
         } catch let error as DecodingError {
@@ -41,15 +55,15 @@ extension JSONValue {
 
     private func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out.append(contentsOf: Array("null".utf8))
-        case .bool(let b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
-        case .int(let i): out.append(contentsOf: Array(String(i).utf8))
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
         case .double(let d):
             if d.isFinite {
-                if d == d.rounded(), abs(d) < 1e15 { out.append(contentsOf: Array(String(Int64(d)).utf8)) }
-                else { out.append(contentsOf: Array("\(d)".utf8)) }
+                if d == d.rounded(), abs(d) < 1e15 { out.append(contentsOf: String(Int64(d)).utf8) }
+                else { out.append(contentsOf: "\(d)".utf8) }
             } else {
-                out.append(contentsOf: Array("null".utf8))
+                out.append(contentsOf: "null".utf8)
             }
         case .string(let s): Self.writeString(s, into: &out)
         case .array(let a):
@@ -71,20 +85,25 @@ extension JSONValue {
         }
     }
 
+    /// A JSON string: `"` `\\` and the control characters escaped, everything else as its UTF-8
+    /// bytes (byte by byte: a String's UTF-8 is always valid, and no byte of a multi-byte sequence
+    /// is below 0x80).
     private static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out.append(contentsOf: [0x5C, 0x22])
-            case "\\": out.append(contentsOf: [0x5C, 0x5C])
-            case "\n": out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case "\r": out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case "\t": out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out.append(contentsOf: Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8))
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(byte >> 4 == 0 ? UInt8(ascii: "0") : UInt8(ascii: "1"))
+                let low = byte & 0x0F
+                out.append(low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "a") + low - 10)
             default:
-                out.append(contentsOf: Array(String(scalar).utf8))
+                out.append(byte)
             }
         }
         out.append(UInt8(ascii: "\""))

@@ -6,8 +6,12 @@ public struct Violation: Sendable, Equatable, CustomStringConvertible {
     public var timeMs: Int64
     public var rule: String
     public var detail: String
+    /// The shard of a sharded run it happened in (`--jobs`); nil for a run of one world.
+    public var shard: Int? = nil
 
-    public var description: String { "step \(step) (t=\(SimTime.format(timeMs))): \(rule): \(detail)" }
+    public var description: String {
+        (shard.map { "shard \($0), " } ?? "") + "step \(step) (t=\(SimTime.format(timeMs))): \(rule): \(detail)"
+    }
 }
 
 /// The calls in flight, as every side that took part reports them: who opened a session with the

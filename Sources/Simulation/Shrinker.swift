@@ -67,10 +67,16 @@ public enum Shrinker {
 }
 
 extension SimulationConfig {
-    /// The `ipcemu simulate` arguments that replay this run.
-    public var replayArguments: String {
+    /// The `ipcemu simulate` arguments that replay this run as one world (a shard's or a shrunk
+    /// run's arguments replay it alone).
+    public var replayArguments: String { arguments(jobs: 1) }
+
+    /// The `ipcemu simulate` arguments of this world split into `jobs` shards (only `shard`, if given).
+    public func arguments(jobs: Int, shard: Int? = nil) -> String {
         var text = "--seed \(seed) --calls \(calls) --devices \(devices) --users \(users) --faults \(faults.text) --hostile \(hostileSenders)"
         if let maxSteps { text += " --steps \(maxSteps)" }
+        text += " --jobs \(jobs)"
+        if let shard { text += " --shard \(shard)" }
         return text
     }
 }

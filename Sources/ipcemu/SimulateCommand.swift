@@ -51,6 +51,12 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Stop after this many steps (a prefix of the run).")
     var steps: Int?
 
+    @Option(help: "Shards run on their own threads, each an independent world with its share of the devices, users, calls and hostile senders and a seed derived from --seed (default: the active processor count). The same seed and jobs give the same run.")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "Run only this shard (0-based) of the --jobs split, alone (to replay a shard's failure).")
+    var shard: Int?
+
     @Flag(help: "Print the run step by step.")
     var replay = false
 
@@ -63,26 +69,59 @@ struct SimulateCommand: ParsableCommand {
         guard users >= 1, users <= 3_000_000 else { throw ValidationError("--users must be 1...3000000") }
         if let hostile, hostile < 0 || hostile > 1000 { throw ValidationError("--hostile must be 0...1000") }
         if let steps, steps < 1 { throw ValidationError("--steps must be 1 or more") }
+        guard jobs >= 1, jobs <= 256 else { throw ValidationError("--jobs must be 1...256") }
+        let shards = SimulationShards.count(worldConfig(seed: 0), jobs: jobs)
+        if let shard, shard < 0 || shard >= shards {
+            throw ValidationError("--shard must be 0...\(shards - 1) (--jobs \(jobs) makes \(shards) shards of this world)")
+        }
+        if replay, shard == nil, shards > 1 {
+            throw ValidationError("--replay prints one world: add --shard K (0...\(shards - 1)) or --jobs 1")
+        }
+    }
+
+    /// The whole world the options describe (before sharding).
+    private func worldConfig(seed: UInt64) -> SimulationConfig {
+        SimulationConfig(seed: seed, calls: calls, devices: devices, users: users, faults: faults.kinds,
+                         maxSteps: steps, hostileSenders: hostile, trace: replay)
     }
 
     func run() throws {
         let seed = self.seed ?? UInt64.random(in: 0...UInt64.max)
-        let config = SimulationConfig(seed: seed, calls: calls, devices: devices, users: users, faults: faults.kinds,
-                                      maxSteps: steps, hostileSenders: hostile, trace: replay)
-        print("simulate: \(config.replayArguments)")
+        let world = worldConfig(seed: seed)
+        let shards = SimulationShards.configs(world, jobs: jobs)
+        print("simulate: \(world.arguments(jobs: jobs, shard: shard)) (\(shards.count) shard\(shards.count == 1 ? "" : "s"))")
         let clock = ContinuousClock()
         let started = clock.now
-        let trace: ((String) -> Void)? = replay ? { print($0) } : nil
-        let report = Simulation.run(config, trace: trace)
+        let result: ShardedReport
+        if let shard {
+            // One shard alone, as it ran inside the whole run.
+            print("shard \(shard): \(shards[shard].replayArguments)")
+            let trace: ((String) -> Void)? = replay ? { print($0) } : nil
+            let report = Simulation.run(shards[shard], trace: trace)
+            result = ShardedReport(merged: report, shards: [report])
+        } else if replay {
+            result = ShardedReport(merged: Simulation.run(world, trace: { print($0) }), shards: [])
+        } else {
+            result = SimulationShards.run(world, jobs: jobs)
+        }
         let wall = clock.now - started
         let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
-        printReport(report, wallSeconds: seconds)
+        printReport(result.merged, wallSeconds: seconds)
         print("seed: \(seed)")
-        guard let violation = report.violations.first else { return }
+        guard let violation = result.merged.violations.first else { return }
         print("FAILED: \(violation)")
+        // The failing world alone: a shard replays from the main seed with --shard, or by its own
+        // arguments (one world, --jobs 1).
+        let failing = shard.map { shards[$0] } ?? violation.shard.map { shards[$0] } ?? world
+        if let k = shard ?? violation.shard {
+            print("failing shard: \(k) of \(shards.count): ipcemu simulate \(world.arguments(jobs: jobs, shard: k)) --replay")
+            print("the same world alone: ipcemu simulate \(failing.replayArguments) --replay")
+        }
         if !noShrink, !replay {
             print("shrinking ...")
-            if let shrunk = Shrinker.shrink(config, run: { Simulation.run($0) }) {
+            var start = failing
+            start.trace = false
+            if let shrunk = Shrinker.shrink(start, run: { Simulation.run($0) }) {
                 print("smallest failing run (\(shrunk.runs) runs): \(shrunk.violation)")
                 print("replay: ipcemu simulate \(shrunk.config.replayArguments) --replay")
             }
@@ -94,7 +133,7 @@ struct SimulateCommand: ParsableCommand {
         let perSecond = wallSeconds > 0 ? Double(r.callsStarted) / wallSeconds : 0
         print("calls: \(r.callsStarted) started, \(r.callsCompleted) ended on every side, \(r.startsRefused) starts refused (caller busy)")
         print("steps: \(r.steps), simulated \(String(format: "%.1f", Double(r.simulatedMs) / 3_600_000)) h, messages published \(r.published), delivered \(r.delivered)")
-        print("wall time: \(String(format: "%.2f", wallSeconds)) s, \(String(format: "%.0f", perSecond)) calls per second")
+        print("wall time: \(String(format: "%.2f", wallSeconds)) s, \(String(format: "%.0f", perSecond)) calls per second of wall time")
         print("faults injected: " + r.faults.lines.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
         print("hostile: \(r.hostileMessages) messages, \(r.decodeRefusals) undecodable, \(r.engineRefusals) refused by engines, refusal replies \(r.refusalRepliesSent) sent / \(r.refusalRepliesDropped) dropped by the limiter, \(r.offersRefused) offers refused")
         print("ghost rings (a side rang again for a call it had ended): \(r.ghostRings)")
