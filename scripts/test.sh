@@ -39,8 +39,9 @@ else
 fi
 # The deterministic simulation (issue 23, docs/simulation.md): 100,000 calls on a fixed seed, then
 # 100,000 on a fresh seed (printed: replay a failure with it). Each prints its calls per second,
-# the faults injected and 0 violations; a violation fails the run.
-.build-release/release/ipcemu simulate --seed 23 --calls 100000 --devices 100 --users 300 --faults all
+# the faults injected and 0 violations; a violation fails the run. Both split into shards on every
+# core (--jobs); the fixed seed names its jobs count, so it is the same run on any machine.
+.build-release/release/ipcemu simulate --seed 23 --calls 100000 --devices 100 --users 300 --faults all --jobs 2
 .build-release/release/ipcemu simulate --calls 100000 --devices 100 --users 300 --faults all
 step_done "the simulation (2 x 100,000 calls)"
 if [[ -z "${IPCEMU_SKIP_DEB:-}" ]]; then
