@@ -138,9 +138,9 @@ extension AppUser {
     /// Feeds one input to the doorbell engine (through its host, which keeps the timers).
     func feedDoorbell(_ input: CallInput) { runDoorbell(doorbellHost.handle(input, fire: doorbellTimerFire)) }
 
-    /// What a due doorbell timer calls, on the scheduler's thread: back onto this actor.
-    nonisolated var doorbellTimerFire: @Sendable (CallTimer) -> Void {
-        { [weak self] timer in Task { await self?.feedDoorbell(.timerFired(timer)) } }
+    /// What a due doorbell timer calls: back onto this actor.
+    nonisolated var doorbellTimerFire: @Sendable (CallTimer) async -> Void {
+        { [weak self] timer in await self?.feedDoorbell(.timerFired(timer)) }
     }
 
     func runDoorbell(_ effects: [CallEffect]) {
@@ -159,7 +159,7 @@ extension AppUser {
                 emit(.doorbellRinging(devId: doorbellHost.engine.session?.peers.first ?? "", callId: callId,
                                       atMs: clock.nowMs()))
             case .expectMediaLink(let sessionId, _):
-                answeredAt[sessionId] = Date()
+                answeredAt[sessionId] = clockDate()
             case .closeMediaLink(let sessionId):
                 closeVideo(sessionId: sessionId)
             case .callEnded(let record):

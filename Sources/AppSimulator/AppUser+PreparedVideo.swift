@@ -16,7 +16,7 @@ struct VideoLinkShape: Sendable, Hashable {
 /// A link made while its call rings, waiting for the answer (PROTOCOL.md 4: the offer may only go
 /// out once the call is answered).
 struct PreparedVideoLink: Sendable {
-    let link: AppVideoLink
+    let link: any AppMediaLink
     let shape: VideoLinkShape
 }
 
@@ -39,8 +39,8 @@ extension AppUser {
         discardPreparedVideo(sessionId: sessionId, why: "prepared again")
         let shape = VideoLinkShape(devId: target, sendVideo: sendVideo, saveFramesTo: saveFramesTo, decodes: decodes,
                                    hevc: hevc, ice: ice)
-        let link = AppVideoLink(sessionId: sessionId, devId: target, sendsVideo: sendVideo, answeredAt: nil,
-                                saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc, ice: ice)
+        let link = linkFactory.makeLink(AppLinkRequest(sessionId: sessionId, devId: target, sendVideo: sendVideo,
+                                                       saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc, ice: ice))
         preparedVideo[sessionId] = PreparedVideoLink(link: link, shape: shape)
         log.log(.debug, "preparing the video link while the call rings", device: userId, fields: [("session", sessionId)])
         link.startInBackground { [weak self] error in
@@ -58,7 +58,7 @@ extension AppUser {
 
     /// The link prepared for this session if it was made for `shape` (it leaves the waiting list);
     /// one made for something else is closed.
-    func takePreparedVideo(sessionId: String, shape: VideoLinkShape) -> AppVideoLink? {
+    func takePreparedVideo(sessionId: String, shape: VideoLinkShape) -> (any AppMediaLink)? {
         guard let prepared = preparedVideo[sessionId] else { return nil }
         guard prepared.shape == shape else {
             discardPreparedVideo(sessionId: sessionId, why: "openVideo asked for another link")
@@ -79,7 +79,7 @@ extension AppUser {
 
     /// The background start of a prepared link failed: it is closed, whether it still waited or
     /// was already put to use.
-    private func preparedStartFailed(_ link: AppVideoLink, error: WebRTCLinkError) {
+    private func preparedStartFailed(_ link: any AppMediaLink, error: WebRTCLinkError) {
         log.log(.warning, "cannot start the prepared WebRTC offerer: \(error)", device: userId,
                 fields: [("session", link.sessionId)])
         if preparedVideo[link.sessionId]?.link === link {

@@ -32,6 +32,9 @@ public actor AppUser {
     let log: EventLog
     /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
     public nonisolated let clock: any EngineClock
+    /// Where its timers run (injected; `TimerScheduler.shared` unless a test or the simulator
+    /// gives a `SimulatedClock`).
+    public nonisolated let scheduler: any TimerScheduling
     /// The engine, its clock and its timers (CallRuntime's one engine host, as in `Device`).
     private var host: EngineHost<AppCallEngine>
     private var engine: AppCallEngine { host.engine }
@@ -42,7 +45,10 @@ public actor AppUser {
     private var pumps: [Task<Void, Never>] = []
     var random = SystemRandomNumberGenerator()
     var ended: [CallRecord] = []
-    var videoLinks: [String: AppVideoLink] = [:]
+    var videoLinks: [String: any AppMediaLink] = [:]
+    /// What builds the P2P links (injected; the real GStreamer links unless a test or the
+    /// simulator gives `SimulatedAppLinks`).
+    public nonisolated let linkFactory: any AppLinkFactory
     /// Links made while their call rings, waiting for the answer (AppUser+PreparedVideo.swift).
     var preparedVideo: [String: PreparedVideoLink] = [:]
     /// PROTOCOL.md 4, app side: the device's answer, candidates and disconnect count only from the
@@ -69,25 +75,29 @@ public actor AppUser {
     ///   - config: heartbeat timers and listen-mode policy (`incomingPolicy`).
     public init(userId: String, connection: MQTTClientOptions, config: AppEngineConfig? = nil,
                 eventLoop: MQTTEventLoop? = nil, log: EventLog = EventLog(minimumLevel: .warning),
-                timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock()) throws {
+                timers: (any TimerScheduling)? = nil, clock: any EngineClock = SystemClock(),
+                links: (any AppLinkFactory)? = nil) throws {
         var options = connection
         options.clientID = "app-\(userId)-\(UInt32.random(in: 0...UInt32.max))"
         let client = try MQTTClient(options: options, eventLoop: eventLoop)
-        self.init(userId: userId, transport: client, config: config, log: log, timers: timers, clock: clock)
+        self.init(userId: userId, transport: client, config: config, log: log, timers: timers, clock: clock, links: links)
     }
 
     /// The app user on a transport of the caller's (issue 9: driven without a broker in a test).
     public init(userId: String, transport: any MessageTransport, config: AppEngineConfig? = nil,
-                log: EventLog = EventLog(minimumLevel: .warning), timers: TimerScheduler? = nil,
-                clock: any EngineClock = SystemClock()) {
+                log: EventLog = EventLog(minimumLevel: .warning), timers: (any TimerScheduling)? = nil,
+                clock: any EngineClock = SystemClock(), links: (any AppLinkFactory)? = nil) {
         self.userId = userId
+        self.linkFactory = links ?? GStreamerAppLinks()
         self.log = log
         self.clock = clock
+        let scheduler = timers ?? TimerScheduler.shared
+        self.scheduler = scheduler
         self.host = EngineHost(engine: AppCallEngine(config: config ?? AppEngineConfig(userId: userId)), clock: clock,
-                               scheduler: timers ?? .shared)
+                               scheduler: scheduler)
         self.doorbellHost = EngineHost(engine: AppDoorbellEngine(config: Self.doorbellConfig(config ?? AppEngineConfig(userId: userId))),
-                                       clock: clock, scheduler: timers ?? .shared)
-        self.doorbellSide.scheduler = timers ?? .shared
+                                       clock: clock, scheduler: scheduler)
+        self.doorbellSide.scheduler = scheduler
         self.sealFrom = (CRC32.checksum(Array(userId.utf8)) & 0x7FFF_FFFF) | 0x8000_0000
         self.client = transport
     }
@@ -257,8 +267,9 @@ public actor AppUser {
                                    hevc: hevc, ice: ice)
         let prepared = takePreparedVideo(sessionId: sid, shape: shape)
         prepared?.callAnswered(at: answeredAt[sid])
-        let link = prepared ?? AppVideoLink(sessionId: sid, devId: target, sendsVideo: sendVideo, answeredAt: answeredAt[sid],
-                                            saveFramesTo: saveFramesTo, decodes: decodes, hevc: hevc, ice: ice)
+        let link = prepared ?? linkFactory.makeLink(AppLinkRequest(
+            sessionId: sid, devId: target, sendVideo: sendVideo, answeredAt: answeredAt[sid], saveFramesTo: saveFramesTo,
+            decodes: decodes, hevc: hevc, ice: ice))
         videoLinks[sid] = link
         linkRules.opened(sessionId: sid, peer: target)
         let authValue = auth ?? P2PAuth.compute(p2pPassword: channel.address.p2pPassword,
@@ -270,7 +281,7 @@ public actor AppUser {
         }
         if prepared != nil { return sid }
         do {
-            try link.offerer.start()
+            try link.start()
         } catch {
             closeVideo(sessionId: sid)
             throw .mqtt("cannot start the WebRTC offerer: \(error)")
@@ -281,7 +292,7 @@ public actor AppUser {
     /// PROTOCOL.md 7: what the `fmp4Stream` receiver saw (handshake, segments, errors) on a link
     /// opened with `hevc: true` (kept after the link closes); nil otherwise.
     public func hevcReport(sessionId: String) -> AppHEVCReceiver.Report? {
-        videoLinks[sessionId]?.hevc?.snapshot ?? finishedHEVC[sessionId]
+        videoLinks[sessionId]?.hevcReport ?? finishedHEVC[sessionId]
     }
 
     /// What the app measured on the session's video so far (kept after the link closes).
@@ -293,7 +304,7 @@ public actor AppUser {
     }
 
     /// The session's link state as the app sees it (nil: no link).
-    public func videoLinkState(sessionId: String) -> LinkState? { videoLinks[sessionId]?.offerer.state }
+    public func videoLinkState(sessionId: String) -> LinkState? { videoLinks[sessionId]?.state }
 
     /// The ICE candidate pair the session's open link uses (nil: no link, or none selected yet).
     public func videoLinkCandidatePair(sessionId: String) -> ICECandidatePair? { videoLinks[sessionId]?.selectedCandidatePair }
@@ -313,10 +324,10 @@ public actor AppUser {
         link.close()
         finishedVideo[sessionId] = link.stats
         finishedTimelines[sessionId] = link.timeline
-        if let hevc = link.hevc { finishedHEVC[sessionId] = hevc.snapshot }
+        if let hevc = link.hevcReport { finishedHEVC[sessionId] = hevc }
     }
 
-    private func videoSignalled(_ signal: AppVideoLink.Signal, link: AppVideoLink, auth: String, streamType: StreamType) {
+    private func videoSignalled(_ signal: AppLinkSignal, link: any AppMediaLink, auth: String, streamType: StreamType) {
         guard videoLinks[link.sessionId] === link else { return }
         let header = SignalHeader(from: userId, to: link.devId, sessionId: link.sessionId, tid: link.transactionId)
         switch signal {
@@ -351,13 +362,13 @@ public actor AppUser {
             guard linkRules.accepts(sessionId: sid, from: s.header.from), let link = videoLinks[sid] else { return }
             link.answerArrived()
             do {
-                try link.offerer.setRemoteAnswer(answer.sdp)
+                try link.setRemoteAnswer(answer.sdp)
             } catch {
                 log.log(.warning, "bad 302 answer: \(error)", device: userId)
             }
         case .candidate(let c):
             guard linkRules.accepts(sessionId: sid, from: s.header.from), let link = videoLinks[sid], !c.isEndOfCandidates else { return }
-            link.offerer.addRemoteCandidate(c.wireLine, sdpMLineIndex: c.effectiveMLineIndex)
+            link.addRemoteCandidate(c.wireLine, sdpMLineIndex: c.effectiveMLineIndex)
         case .disconnect(let d):
             guard linkRules.receiveDisconnect(sessionId: sid, from: s.header.from) else { return }
             disconnects[sid] = d.closeReason
@@ -432,9 +443,9 @@ public actor AppUser {
     /// Feeds one input to the engine (through the host, which keeps the timers).
     private func feed(_ input: CallInput) { run(host.handle(input, fire: timerFire)) }
 
-    /// What a due timer calls, on the scheduler's thread: back onto this actor.
-    private nonisolated var timerFire: @Sendable (CallTimer) -> Void {
-        { [weak self] timer in Task { await self?.feed(.timerFired(timer)) } }
+    /// What a due timer calls: back onto this actor.
+    private nonisolated var timerFire: @Sendable (CallTimer) async -> Void {
+        { [weak self] timer in await self?.feed(.timerFired(timer)) }
     }
 
     private func run(_ effects: [CallEffect]) {
@@ -457,7 +468,7 @@ public actor AppUser {
             case .peerRinging(let sessionId, let peer):
                 emit(.deviceRinging(sessionId: sessionId, devId: peer))
             case .expectMediaLink(let sessionId, _):
-                answeredAt[sessionId] = Date()
+                answeredAt[sessionId] = clockDate()
             case .closeMediaLink(let sessionId):
                 closeVideo(sessionId: sessionId)
             case .callEnded(let record):
@@ -475,6 +486,9 @@ public actor AppUser {
             }
         }
     }
+
+    /// The clock's time as a `Date` (what a link's timeline counts from).
+    func clockDate() -> Date { Date(timeIntervalSince1970: Double(clock.nowMs()) / 1000) }
 
     func publish(_ envelope: Envelope, to devId: String) throws(AppError) {
         guard var channel = devices[devId] else { throw .unknownDevice(devId) }

@@ -19,11 +19,7 @@ final class AppVideoLink: Sendable {
     private let continuation: AsyncStream<Signal>.Continuation
     private let measured: LockedStats
 
-    enum Signal: Sendable {
-        case offer(sdp: String)
-        case candidate(line: String, mLineIndex: Int)
-        case state(LinkState)
-    }
+    typealias Signal = AppLinkSignal
 
     private let steps: LockedTimeline
 

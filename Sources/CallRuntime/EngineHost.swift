@@ -13,21 +13,22 @@ extension AppDoorbellEngine: HostedCallEngine {}
 extension DeviceSideEngine: HostedCallEngine {}
 
 /// The glue every host of a call engine shares, written once (issue 9, DESIGN.md "Scale"): the
-/// engine, the clock it is fed from, and its armed timers on a shared `TimerScheduler` (one heap
-/// and one thread for every engine that shares it, never a `Task` per timer). `Device`, `AppUser`
+/// engine, the clock it is fed from, and its armed timers on a shared `TimerScheduling` (the real
+/// `TimerScheduler`: one heap and one thread for every engine that shares it, never a `Task` per
+/// armed timer; or a `SimulatedClock`, whose timers fire when it advances). `Device`, `AppUser`
 /// (and through it the console phone) keep one inside their actor.
 ///
 /// Every input goes through `handle`/`perform`: the host feeds the engine with the clock's time,
 /// carries out the timer effects itself, and returns the other effects, in order, for the owner
 /// to carry out (sends, ringing, links, records: what differs between a device and an app).
-/// A due timer calls `fire` on the scheduler's thread: the owner hops back onto its actor there
-/// and feeds `.timerFired`, which the engine ignores when the timer is stale.
+/// A due timer calls `fire`: the owner hops back onto its actor there and feeds `.timerFired`,
+/// which the engine ignores when the timer is stale.
 public struct EngineHost<Engine: HostedCallEngine>: Sendable {
     public private(set) var engine: Engine
     public let clock: any EngineClock
     private var timers: ScheduledTimers
 
-    public init(engine: Engine, clock: any EngineClock = SystemClock(), scheduler: TimerScheduler = .shared) {
+    public init(engine: Engine, clock: any EngineClock = SystemClock(), scheduler: any TimerScheduling = TimerScheduler.shared) {
         self.engine = engine
         self.clock = clock
         self.timers = ScheduledTimers(scheduler: scheduler)
@@ -37,13 +38,13 @@ public struct EngineHost<Engine: HostedCallEngine>: Sendable {
     public func nowSeconds() -> Int64 { clock.nowSeconds() }
 
     /// Feeds one input; returns the effects that are not timers.
-    public mutating func handle(_ input: CallInput, fire: @escaping @Sendable (CallTimer) -> Void) -> [CallEffect] {
+    public mutating func handle(_ input: CallInput, fire: @escaping @Sendable (CallTimer) async -> Void) -> [CallEffect] {
         if case .timerFired(let timer) = input { timers.fired(timer) }
         return applyTimers(engine.handle(input, now: clock.nowMs()), fire: fire)
     }
 
     /// A local action (press, answer, start a call ...); a refused one throws and changes nothing.
-    public mutating func perform(_ action: LocalAction, fire: @escaping @Sendable (CallTimer) -> Void)
+    public mutating func perform(_ action: LocalAction, fire: @escaping @Sendable (CallTimer) async -> Void)
         throws(CallActionError) -> [CallEffect]
     {
         applyTimers(try engine.perform(action, now: clock.nowMs()), fire: fire)
@@ -67,7 +68,7 @@ public struct EngineHost<Engine: HostedCallEngine>: Sendable {
     /// Timers armed and not yet fired or cancelled.
     public var armedTimerCount: Int { timers.armedCount }
 
-    private mutating func applyTimers(_ effects: [CallEffect], fire: @escaping @Sendable (CallTimer) -> Void) -> [CallEffect] {
+    private mutating func applyTimers(_ effects: [CallEffect], fire: @escaping @Sendable (CallTimer) async -> Void) -> [CallEffect] {
         var rest: [CallEffect] = []
         rest.reserveCapacity(effects.count)
         for effect in effects {

@@ -1,108 +1,135 @@
-import HeapModule
-import CallEngine
+import Dispatch
 import Foundation
+import HeapModule
+import Synchronization
 
-/// One timer structure for every engine that shares it (DESIGN.md "Scale": a fleet's devices on
-/// one loop share one heap, never a `Task` per armed timer): a binary min-heap of deadlines and
-/// one thread that sleeps until the earliest, then runs what is due, in deadline order.
+/// The real `TimerScheduling`, one timer structure for every engine that shares it (DESIGN.md
+/// "Scale": a fleet's devices on one loop share one heap, never a `Task` per armed timer): a
+/// binary min-heap of deadlines and one thread that sleeps until the earliest, then runs what is
+/// due, in deadline order.
 ///
 /// Deadlines come from the engine in unix milliseconds, which may come from the wire: the delay
-/// is computed with saturating arithmetic (a deadline of `Int64.max` or a negative one is safe),
-/// clamped to 0...`maximumDelayMs`, and kept on the monotonic clock.
-public final class TimerScheduler: @unchecked Sendable {
+/// is computed with saturating arithmetic, clamped to 0...`maximumDelayMs`, and kept on the
+/// monotonic clock. State is in one `Mutex`; the thread sleeps on a semaphore (a counting wake-up,
+/// so a signal between reading the heap and sleeping is never lost) with a monotonic timeout.
+public final class TimerScheduler: TimerScheduling, Sendable {
     /// A scheduled timer; pass it to `cancel`.
-    public struct Token: Hashable, Sendable {
-        fileprivate let id: UInt64
-    }
+    public typealias Token = TimerToken
 
     /// Longer delays are clamped (about 24 days; PROTOCOL.md 3.4 caps a call at 24 h anyway).
     public static let maximumDelayMs: Int64 = Int64(Int32.max)
 
-    private struct Entry: Comparable {
+    private struct Entry: Comparable, Sendable {
         var deadline: UInt64   // monotonic milliseconds
         var id: UInt64
 
-        static func < (a: Entry, b: Entry) -> Bool { a.deadline < b.deadline }
+        static func < (a: Entry, b: Entry) -> Bool { (a.deadline, a.id) < (b.deadline, b.id) }
     }
 
-    private let condition = NSCondition()
-    private var heap = Heap<Entry>()
-    private var actions: [UInt64: @Sendable () -> Void] = [:]
-    private var nextId: UInt64 = 1
-    private var running = true
-    private var thread: Thread?
+    private enum Action: Sendable {
+        /// Runs on the scheduler's thread.
+        case inline(@Sendable () -> Void)
+        /// Runs in a new task (the owner's hop onto its actor).
+        case hop(@Sendable () async -> Void)
+    }
 
-    /// The process-wide scheduler (what a `Device` uses unless it is given one).
+    private struct State: Sendable {
+        var heap = Heap<Entry>()
+        var actions: [UInt64: Action] = [:]
+        var nextId: UInt64 = 1
+        var running = true
+    }
+
+    private enum Step {
+        case stop, again
+        case sleep(milliseconds: UInt64?)
+        case fire(Action)
+    }
+
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+
+    /// The process-wide scheduler (what a `Device` or `AppUser` uses unless it is given one).
     public static let shared = TimerScheduler(name: "ipcemu-timers")
 
     public init(name: String = "ipcemu-timers") {
-        let thread = Thread { self.run() }  // the thread keeps the scheduler until `shutdown()`
+        let thread = Thread { [self] in run() }  // the thread keeps the scheduler until `shutdown()`
         thread.name = name
         thread.stackSize = 256 * 1024
-        self.thread = thread
         thread.start()
     }
 
     /// Stops the thread; scheduled timers never fire.
     public func shutdown() {
-        condition.lock()
-        running = false
-        actions.removeAll()
-        heap = Heap()
-        condition.signal()
-        condition.unlock()
+        state.withLock { state in
+            state.running = false
+            state.actions.removeAll()
+            state.heap = Heap()
+        }
+        wakeup.signal()
     }
 
-    /// Runs `action` (on the scheduler's thread: keep it short, hop to an actor) at unix time
-    /// `atMs`, given the time now `nowMs`.
+    /// Runs `action` in a new task at unix time `atMs`, given the time now `nowMs`.
+    @discardableResult
+    public func schedule(atMs: Int64, nowMs: Int64, _ action: @escaping @Sendable () async -> Void) -> Token {
+        insert(.hop(action), atMs: atMs, nowMs: nowMs)
+    }
+
+    /// Runs `action` on the scheduler's thread (keep it short) at unix time `atMs`, given the
+    /// time now `nowMs`.
     @discardableResult
     public func schedule(atMs: Int64, nowMs: Int64, _ action: @escaping @Sendable () -> Void) -> Token {
-        let (difference, overflow) = atMs.subtractingReportingOverflow(nowMs)
-        let delay: Int64 = overflow ? (atMs > nowMs ? Self.maximumDelayMs : 0) : min(max(0, difference), Self.maximumDelayMs)
+        insert(.inline(action), atMs: atMs, nowMs: nowMs)
+    }
+
+    private func insert(_ action: Action, atMs: Int64, nowMs: Int64) -> Token {
+        let delay = timerDelayMs(atMs: atMs, nowMs: nowMs, maximumMs: Self.maximumDelayMs)
         let deadline = Self.monotonicMs() &+ UInt64(delay)
-        condition.lock()
-        let id = nextId
-        nextId &+= 1
-        actions[id] = action
-        heap.insert(Entry(deadline: deadline, id: id))
-        if heap.min?.id == id { condition.signal() }
-        condition.unlock()
+        let (id, earliest) = state.withLock { state -> (UInt64, Bool) in
+            let id = state.nextId
+            state.nextId &+= 1
+            state.actions[id] = action
+            state.heap.insert(Entry(deadline: deadline, id: id))
+            return (id, state.heap.min?.id == id)
+        }
+        if earliest { wakeup.signal() }
         return Token(id: id)
     }
 
     /// Forgets a timer; a timer already running or run is not affected.
     public func cancel(_ token: Token) {
-        condition.lock()
-        actions.removeValue(forKey: token.id)   // its heap entry is skipped when it comes up
-        condition.unlock()
+        state.withLock { _ = $0.actions.removeValue(forKey: token.id) }  // its heap entry is skipped when it comes up
     }
 
     /// Timers scheduled and not yet fired or cancelled.
-    public var pendingCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return actions.count
-    }
+    public var pendingCount: Int { state.withLock { $0.actions.count } }
 
     private func run() {
-        condition.lock()
-        while running {
-            guard let first = heap.min else {
-                condition.wait()
-                continue
+        while true {
+            let step = state.withLock { state -> Step in
+                guard state.running else { return .stop }
+                guard let first = state.heap.min else { return .sleep(milliseconds: nil) }
+                let now = Self.monotonicMs()
+                if first.deadline > now { return .sleep(milliseconds: first.deadline - now) }
+                _ = state.heap.removeMin()
+                guard let action = state.actions.removeValue(forKey: first.id) else { return .again }  // cancelled
+                return .fire(action)
             }
-            let now = Self.monotonicMs()
-            if first.deadline > now {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(first.deadline - now) / 1000))
+            switch step {
+            case .stop:
+                return
+            case .again:
                 continue
+            case .sleep(nil):
+                wakeup.wait()
+            case .sleep(let milliseconds?):
+                _ = wakeup.wait(timeout: .now() + .milliseconds(Int(clamping: milliseconds)))
+            case .fire(.inline(let action)):
+                action()
+            case .fire(.hop(let action)):
+                Task { await action() }
             }
-            _ = heap.popMin()
-            guard let action = actions.removeValue(forKey: first.id) else { continue }  // cancelled
-            condition.unlock()
-            action()
-            condition.lock()
         }
-        condition.unlock()
     }
 
     private static func monotonicMs() -> UInt64 {
@@ -110,36 +137,4 @@ public final class TimerScheduler: @unchecked Sendable {
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) &* 1000 &+ UInt64(ts.tv_nsec) / 1_000_000
     }
-}
-
-/// One engine's armed timers on a shared `TimerScheduler` (the per-engine table: arming a timer
-/// replaces the one armed under the same id). Lives inside the actor that owns the engine.
-public struct ScheduledTimers: Sendable {
-    public let scheduler: TimerScheduler
-    private var armed: [CallTimer: TimerScheduler.Token] = [:]
-
-    public init(scheduler: TimerScheduler = .shared) {
-        self.scheduler = scheduler
-    }
-
-    /// Arms `timer` for unix time `atMs`; `fire` runs on the scheduler's thread (hop to the actor
-    /// there and feed `.timerFired` to the engine, which ignores stale timers).
-    public mutating func arm(_ timer: CallTimer, atMs: Int64, nowMs: Int64, fire: @escaping @Sendable (CallTimer) -> Void) {
-        if let old = armed[timer] { scheduler.cancel(old) }
-        armed[timer] = scheduler.schedule(atMs: atMs, nowMs: nowMs) { fire(timer) }
-    }
-
-    public mutating func cancel(_ timer: CallTimer) {
-        if let token = armed.removeValue(forKey: timer) { scheduler.cancel(token) }
-    }
-
-    /// Forgets a timer that has fired.
-    public mutating func fired(_ timer: CallTimer) { armed.removeValue(forKey: timer) }
-
-    public mutating func cancelAll() {
-        for token in armed.values { scheduler.cancel(token) }
-        armed.removeAll()
-    }
-
-    public var armedCount: Int { armed.count }
 }

@@ -6,7 +6,10 @@ import IPCWire
 import WebRTCLink
 
 /// A device's P2P links (PROTOCOL.md 4): 302 signalling in, links opened, replaced, reaped and
-/// closed, and what each link reports (answer, candidates, up, lost, camera state).
+/// closed, and what each link reports (answer, candidates, up, lost, camera state). The rules
+/// (who may open, replace, steer and close a link, the live-view limits, the connect-timeout
+/// reaper) are `P2PLinkRules`' (sans-IO); this carries out what they decide, with links from the
+/// injected `DeviceLinkFactory` and the reaper on the injected scheduler.
 extension Device {
     /// PROTOCOL.md 4: 302 signalling. `P2PLinkRules` decides who may open, replace or close a
     /// link; this carries it out. One case per message type (add new ones here).
@@ -21,18 +24,16 @@ extension Device {
         switch signal.body {
         case .offer(let offer):
             let answered = engine.answeredCall.map { (sessionId: $0.sessionId, peer: $0.peer) }
-            switch linkRules.receiveOffer(sessionId: h.sessionId, from: h.from, auth: offer.auth, answeredCall: answered) {
-            case .refuse(let why):
+            // Issue 11: live view never takes from the answered call; past its limits the offer
+            // gets `disconnect` (unavailable) and an existing link stays as it was.
+            switch linkRules.admitOffer(sessionId: h.sessionId, from: h.from, auth: offer.auth, answeredCall: answered,
+                                        nowMs: clock.nowMs(), processHasLiveViewRoom: linkFactory.hasLiveViewRoom) {
+            case .refuse(let why, let closeReason) where closeReason == SignalDisconnect.unavailable:
+                refuseOffer(h, why: why, what: "live view refused", closeReason: closeReason)
+            case .refuse(let why, _):
                 refuseOffer(h, why: why)
-            case .open(let replacing):
-                // Issue 11: live view never takes from the answered call; past its limits the
-                // offer gets `disconnect` (unavailable) and an existing link stays as it was.
-                if let why = liveViewRefusal(h) {
-                    if !replacing { linkRules.closed(sessionId: h.sessionId) }
-                    refuseLiveView(h, why: why)
-                    return
-                }
-                openLink(offer, header: h, replacing: replacing)
+            case .open(let replacing, let liveView, let generation, let reapAtMs):
+                openLink(offer, header: h, replacing: replacing, liveView: liveView, generation: generation, reapAtMs: reapAtMs)
             }
         case .candidate(let candidate):
             guard linkRules.accepts(sessionId: h.sessionId, from: h.from), let link = links[h.sessionId] else { return }
@@ -52,16 +53,18 @@ extension Device {
 
     // MARK: P2P links (PROTOCOL.md 4)
 
-    /// Opens (or, for a session that has one, replaces) the link of an authorised offer.
-    private func openLink(_ offer: SignalOffer, header h: SignalHeader, replacing: Bool) {
+    /// Opens (or, for a session that has one, replaces) the link of an authorised offer; the rules
+    /// already hold the new link (`generation`), to be reaped at `reapAtMs` unless it comes up.
+    private func openLink(_ offer: SignalOffer, header h: SignalHeader, replacing: Bool, liveView: Bool,
+                          generation: UInt64, reapAtMs: Int64) {
         if replacing || links[h.sessionId] != nil {
             log.log(.info, "second offer replaces the link", device: devId, fields: [("session", h.sessionId)])
-            closeLink(h.sessionId, notifyPeer: false)
-            linkRules.opened(sessionId: h.sessionId, peer: h.from)  // the new link is the offerer's
+            tearDownLink(h.sessionId, notifyPeer: false)  // the rules hold the new one already
         }
-        let link: P2PLink
+        let link: any DeviceMediaLink
         do {
-            link = try P2PLink(offer: offer, header: h, profile: profile, liveView: isLiveView(h), feeds: feeds)
+            link = try linkFactory.makeLink(DeviceLinkRequest(offer: offer, header: h, profile: profile, liveView: liveView,
+                                                              nowMs: clock.nowMs()))
             // PROTOCOL.md 8.6: a doorbell's speaker stays off until the app's 312 `speaker` 1.
             if engine.isDoorbell { link.setSpeaker(on: false) }
             try link.start()
@@ -79,7 +82,11 @@ extension Device {
         noteStreamsChanged()
         // A link that never comes up (no ICE, an app that vanished) is reaped after the profile's
         // connect timeout, so offers cannot pile up pipelines (issues 10 and 11).
-        reapIfNeverConnected(link)
+        let sessionId = h.sessionId
+        let reaper = scheduler.schedule(atMs: reapAtMs, nowMs: clock.nowMs()) { [weak self] in
+            await self?.connectTimeoutFired(sessionId: sessionId, generation: generation)
+        }
+        linkTimers[sessionId] = LinkTimer(generation: generation, reaper: reaper)
         log.log(.info, "P2P link opening", device: devId, fields: [
             ("session", h.sessionId), ("from", h.from), ("stream", offer.streamType == .sub ? "sub" : "main"),
         ])
@@ -90,7 +97,7 @@ extension Device {
         }
     }
 
-    private func linkSignalled(_ signal: P2PLinkSignal, link: P2PLink) {
+    private func linkSignalled(_ signal: P2PLinkSignal, link: any DeviceMediaLink) {
         guard links[link.sessionId] === link else { return }  // replaced or closed meanwhile
         var reply = link.offerHeader.reply()
         reply.from = devId
@@ -105,6 +112,11 @@ extension Device {
                     what: "candidate")
         case .up:
             log.log(.info, "P2P link up", device: devId, fields: [("session", link.sessionId)])
+            if let timer = linkTimers[link.sessionId] {
+                linkRules.linkUp(sessionId: link.sessionId, generation: timer.generation)
+                if let reaper = timer.reaper { scheduler.cancel(reaper) }
+                linkTimers[link.sessionId]?.reaper = nil
+            }
             mediaLink(up: true, sessionId: link.sessionId)
         case .outputProblem(let why):
             log.log(.warning, "screen or sound output unavailable, the link goes on without it", device: devId,
@@ -131,13 +143,25 @@ extension Device {
         }
     }
 
-    static func reapDelay(seconds: Double) -> Duration {
-        .milliseconds(min(max(1000, WallClock.milliseconds(seconds: seconds)), 3_600_000))
+    /// The connect timeout of link `generation` passed: the rules say whether it is reaped.
+    private func connectTimeoutFired(sessionId: String, generation: UInt64) {
+        if linkTimers[sessionId]?.generation == generation { linkTimers[sessionId]?.reaper = nil }
+        guard let reaped = linkRules.connectTimeoutFired(sessionId: sessionId, generation: generation) else { return }
+        log.log(.warning, "P2P link never connected: closed", device: devId, fields: [("session", sessionId)])
+        tearDownLink(sessionId, notifyPeer: true)
+        if !reaped.liveView { mediaLink(up: false, sessionId: sessionId) }
     }
 
-    /// Tears a link down; with `notifyPeer`, the app gets `disconnect` (close_reason 0).
+    /// Forgets a link in the rules and tears it down; with `notifyPeer`, the app gets
+    /// `disconnect` (close_reason 0).
     func closeLink(_ sessionId: String, notifyPeer: Bool) {
         linkRules.closed(sessionId: sessionId)
+        tearDownLink(sessionId, notifyPeer: notifyPeer)
+    }
+
+    /// Tears a link down (its media, pump and reaper), leaving the rules as they are.
+    private func tearDownLink(_ sessionId: String, notifyPeer: Bool) {
+        if let reaper = linkTimers.removeValue(forKey: sessionId)?.reaper { scheduler.cancel(reaper) }
         guard let link = links.removeValue(forKey: sessionId) else { return }
         noteSessionsChanged()
         noteStreamsChanged()
@@ -154,6 +178,9 @@ extension Device {
         }
         log.log(.info, "P2P link closed", device: devId, fields: [("session", sessionId)])
     }
+
+    /// Whether the session has a P2P link that came up (and is not closed or lost since).
+    public func isMediaLinkUp(sessionId: String) -> Bool { linkRules.details[sessionId]?.up == true }
 
     /// Media counters of the session's link (nil when it has none).
     public func mediaStats(sessionId: String) -> LinkStatistics? { links[sessionId]?.stats }
@@ -178,12 +205,6 @@ extension Device {
             mediaLink(up: false, sessionId: sessionId)
         }
         return sessions.count
-    }
-
-    /// A link that is not the answered call's, from the user who answered it (issue 11 limits).
-    func isLiveView(_ h: SignalHeader) -> Bool {
-        guard let answered = engine.answeredCall else { return true }
-        return !(answered.sessionId == h.sessionId && answered.peer == h.from)
     }
 
     private func refuseOffer(_ h: SignalHeader, why: String) {

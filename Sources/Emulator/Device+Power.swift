@@ -105,8 +105,8 @@ extension Device {
         runPower(power.timerFired(timer, now: clock.nowMs()))
     }
 
-    /// What a due power timer calls, on the scheduler's thread: back onto this actor.
-    private nonisolated var powerTimerFire: @Sendable (CallTimer) -> Void {
-        { [weak self] timer in Task { await self?.powerTimerFired(timer) } }
+    /// What a due power timer calls: back onto this actor.
+    private nonisolated var powerTimerFire: @Sendable (CallTimer) async -> Void {
+        { [weak self] timer in await self?.powerTimerFired(timer) }
     }
 }

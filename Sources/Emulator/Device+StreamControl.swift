@@ -15,12 +15,13 @@ extension Device {
             refuseStreamControl(message, why: "a 312 reply means nothing to a device")
             return
         }
-        guard let link = links[h.sessionId] else {
-            refuseStreamControl(message, why: "session '\(h.sessionId)' has no P2P link")
+        let access = linkRules.control(sessionId: h.sessionId, from: h.from)
+        if case .notOwner(let owner) = access {
+            refuseStreamControl(message, why: "the link of session '\(h.sessionId)' is '\(owner)''s, not '\(h.from)''s")
             return
         }
-        guard link.offerHeader.from == h.from else {
-            refuseStreamControl(message, why: "the link of session '\(h.sessionId)' is '\(link.offerHeader.from)''s, not '\(h.from)''s")
+        guard access == .owner, let link = links[h.sessionId] else {
+            refuseStreamControl(message, why: "session '\(h.sessionId)' has no P2P link")
             return
         }
         switch message.type {

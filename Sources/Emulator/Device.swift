@@ -18,6 +18,9 @@ public actor Device {
     nonisolated let log: EventLog
     /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
     public nonisolated let clock: any EngineClock
+    /// Where its timers run (injected; `TimerScheduler.shared` unless a fleet shares its own, or a
+    /// test or the simulator gives a `SimulatedClock`).
+    public nonisolated let scheduler: any TimerScheduling
 
     /// The engine, its clock and its timers (CallRuntime's one engine host): the §3 engine for
     /// `screen_ipc`, the doorbell machine of PROTOCOL.md 8 for `ac_doorbell` and `doorbell`.
@@ -58,9 +61,14 @@ public actor Device {
     private var delayedPublishes: Task<Void, Never>?
     /// Set by `dropConnection`: the level of the next "broker unreachable" line.
     private var droppedOnPurpose: LogLevel?
-    var links: [String: P2PLink] = [:]
-    /// Where the links' video comes from.
+    var links: [String: any DeviceMediaLink] = [:]
+    /// Per link: its generation in `linkRules` and its connect-timeout reaper (until it is up).
+    var linkTimers: [String: LinkTimer] = [:]
+    /// Where the links' video comes from (the real link factory's feeds).
     nonisolated let feeds: VideoFeeds
+    /// What builds the P2P links (injected; the real GStreamer links unless a test or the
+    /// simulator gives `SimulatedDeviceLinks`).
+    public nonisolated let linkFactory: any DeviceLinkFactory
     /// What the camera of the links last reported, and how often it was lost.
     var camera = CameraHealth()
     /// What the camera of the links last reported (nil until a link streamed it).
@@ -90,39 +98,48 @@ public actor Device {
     ///   - connection: where the broker is (host, port, TLS); the client id, credentials and last
     ///     will come from the profile.
     ///   - eventLoop: the MQTT loop to share (a fleet shares one; nil: the process-wide one).
-    ///   - timers: the timer structure to share (a fleet shares one heap; nil: the process-wide one).
+    ///   - timers: the timer structure to share (a fleet shares one heap; nil: the process-wide one;
+    ///     a `SimulatedClock`, also given as `clock`, for simulated time).
+    ///   - links: what builds the P2P links (nil: the real ones on `feeds`; `SimulatedDeviceLinks`).
     public init(profile: DeviceProfile, connection: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil,
-                log: EventLog = EventLog(), timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
-                feeds: VideoFeeds = .shared, mediaRoot: String? = nil) throws {
+                log: EventLog = EventLog(), timers: (any TimerScheduling)? = nil, clock: any EngineClock = SystemClock(),
+                feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil, mediaRoot: String? = nil) throws {
         let client = try MQTTClient(options: Self.clientOptions(profile: profile, connection: connection), eventLoop: eventLoop)
         try self.init(profile: profile, transport: client, log: log, timers: timers, clock: clock, feeds: feeds,
-                      mediaRoot: mediaRoot)
+                      links: links, mediaRoot: mediaRoot)
     }
 
     /// Creates the device on a transport of the caller's (issue 9: a unit test drives a device
     /// without a broker; give it options made by `clientOptions`). Its P2P links take their video
-    /// from `feeds` (one capture and encoder per camera and stream size, shared; issue 11).
+    /// from `feeds` (one capture and encoder per camera and stream size, shared; issue 11) unless
+    /// `links` builds them.
     public init(profile: DeviceProfile, transport: any MessageTransport, log: EventLog = EventLog(),
-                timers: TimerScheduler? = nil, clock: any EngineClock = SystemClock(),
-                feeds: VideoFeeds = .shared, mediaRoot: String? = nil, cloud: DeviceCloudOptions? = nil) throws {
+                timers: (any TimerScheduling)? = nil, clock: any EngineClock = SystemClock(),
+                feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil, mediaRoot: String? = nil,
+                cloud: DeviceCloudOptions? = nil) throws {
         self.feeds = feeds
+        self.linkFactory = links ?? GStreamerDeviceLinks(feeds: feeds)
         self.cloud = cloud
         self.profile = profile
         self.devId = profile.identity.devId
         self.topics = profile.resolvedTopics
         self.log = log
         self.clock = clock
-        self.host = EngineHost(engine: DeviceSideEngine(profile: profile), clock: clock, scheduler: timers ?? .shared)
+        let scheduler = timers ?? TimerScheduler.shared
+        self.scheduler = scheduler
+        self.host = EngineHost(engine: DeviceSideEngine(profile: profile), clock: clock, scheduler: scheduler)
         self.dataPoints = try DataPointStore(ids: profile.dataPoints.ids, startValues: profile.dataPointStartValues)
         self.power = PowerMachine(config: PowerConfig(profile: profile))
-        self.powerTimers = ScheduledTimers(scheduler: timers ?? .shared)
+        self.powerTimers = ScheduledTimers(scheduler: scheduler)
         self.mediaStore = DeviceMediaStore(devId: profile.identity.devId, root: mediaRoot ?? DeviceMediaStore.defaultRoot)
         self.pushes = profile.push.isEnabled
             ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir), log: log) : nil
         self.linkRules = P2PLinkRules(device: P2PLinkRules.DeviceSecrets(
             devId: profile.identity.devId, p2pPassword: profile.identity.p2pPassword,
             localKey: profile.identity.localKey, liveView: profile.capabilities.liveView),
-            maxLinks: Self.linkCap(liveViewLimit: profile.capabilities.liveViewLimit))
+            maxLinks: Self.linkCap(liveViewLimit: profile.capabilities.liveViewLimit),
+            liveViewLimit: profile.capabilities.liveViewLimit,
+            connectTimeoutMs: WallClock.milliseconds(seconds: profile.timers.connectTimeout))
         let key = profile.identity.localKey
         self.opener = try PayloadOpener(mode: profile.security, localKey: key)
         self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)
@@ -255,14 +272,13 @@ public actor Device {
     /// over its age, summed (derived on every read: no reader disturbs another).
     private var media: MediaTotals {
         var totals = closedMedia
-        let now = ContinuousClock.now
+        let now = clock.nowMs()
         for link in links.values {
             let stats = link.stats
             totals.framesSent += stats.videoFramesSent
             totals.framesReceived += stats.videoFramesReceived
-            let age = now - link.openedAt
-            let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
-            if seconds > 0 { totals.fps += Double(stats.videoFramesSent) / seconds }
+            let ageMs = now.subtractingReportingOverflow(link.openedAtMs)
+            if !ageMs.overflow, ageMs.partialValue > 0 { totals.fps += Double(stats.videoFramesSent) * 1000 / Double(ageMs.partialValue) }
         }
         totals.openLinks = links.count
         return totals
@@ -437,9 +453,9 @@ public actor Device {
     /// Feeds one input to the engine (through the host, which keeps the timers).
     private func feed(_ input: CallInput) { run(host.handle(input, fire: timerFire)) }
 
-    /// What a due timer calls, on the scheduler's thread: back onto this actor.
-    nonisolated var timerFire: @Sendable (CallTimer) -> Void {
-        { [weak self] timer in Task { await self?.feed(.timerFired(timer)) } }
+    /// What a due timer calls: back onto this actor.
+    nonisolated var timerFire: @Sendable (CallTimer) async -> Void {
+        { [weak self] timer in await self?.feed(.timerFired(timer)) }
     }
 
     func run(_ effects: [CallEffect], quiet: Bool = false) {
@@ -458,7 +474,7 @@ public actor Device {
                 break  // the host keeps the timers
             case .startRinging(let sessionId):
                 log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
-                P2PLink.prepare(profile: profile, for: .seconds(30), feeds: feeds)
+                linkFactory.prepareWhileRinging(profile: profile)
                 emit(.ringing(sessionId: sessionId))
             case .stopRinging(let sessionId):
                 emit(.ringingStopped(sessionId: sessionId))
@@ -573,6 +589,12 @@ public actor Device {
 
     /// MQTT counters (reconnects, messages in and out).
     public nonisolated var mqttCounters: MQTTClientCounters { client.counters }
+}
+
+/// A link's generation in `P2PLinkRules` and its connect-timeout reaper (nil once it is up).
+struct LinkTimer: Sendable {
+    var generation: UInt64
+    var reaper: TimerToken?
 }
 
 /// Faults a QA run can inject into a device.

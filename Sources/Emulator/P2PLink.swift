@@ -6,7 +6,7 @@ import IPCWire
 import WebRTCLink
 
 /// What a P2P link tells its device, in order (answer before candidates; PROTOCOL.md 4).
-enum P2PLinkSignal: Sendable {
+public enum P2PLinkSignal: Sendable {
     case answer(sdp: String)
     case candidate(line: String, mLineIndex: Int)
     case up
@@ -24,17 +24,18 @@ enum P2PLinkSignal: Sendable {
 /// `VideoFeeds`). Its signals come out as one ordered stream. A `resolution` message moves the
 /// link to the other stream's feed; the new feed's first frame is a key frame, and the old one
 /// keeps sending until then (no gap).
-final class P2PLink: @unchecked Sendable {
+final class P2PLink: DeviceMediaLink, @unchecked Sendable {
     let sessionId: String
     /// The offer's header; replies swap from/to and echo the rest.
     let offerHeader: SignalHeader
     let signals: AsyncStream<P2PLinkSignal>
-    /// When the link was made (its send rate is frames over age).
-    let openedAt = ContinuousClock.now
+    /// When the link was made, on the device's clock (its send rate is frames over age).
+    let openedAtMs: Int64
     /// A link without an answered call (it holds one of the process's live-view slots).
     let liveView: Bool
     private let profile: DeviceProfile
     private let feeds: VideoFeeds
+    private let slots: LiveViewSlots
     private let answerer: WebRTCAnswerer
     private let continuation: AsyncStream<P2PLinkSignal>.Continuation
     private let lock = NSLock()
@@ -64,8 +65,10 @@ final class P2PLink: @unchecked Sendable {
 
     /// Builds the link; `start()` negotiates and starts sending.
     init(offer: SignalOffer, header: SignalHeader, profile: DeviceProfile, liveView: Bool = false,
-         feeds: VideoFeeds = .shared) throws {
+         feeds: VideoFeeds = .shared, slots: LiveViewSlots = .shared, openedAtMs: Int64) throws {
         self.liveView = liveView
+        self.slots = slots
+        self.openedAtMs = openedAtMs
         sessionId = header.sessionId
         offerHeader = header
         stream = offer.streamType
@@ -136,7 +139,7 @@ final class P2PLink: @unchecked Sendable {
 
     /// Negotiates (the answer and candidates follow on `signals`) and starts sending frames.
     func start() throws {
-        if liveView { LiveViewSlots.shared.take() }
+        if liveView { slots.take() }
         do {
             if sendsRTPVideo {
                 let route = try makeRoute(stream: stream)
@@ -294,7 +297,7 @@ final class P2PLink: @unchecked Sendable {
         guard first else { return }
         for route in routes { drop(route) }
         lock.withLock { hevc }?.close()
-        if liveView { LiveViewSlots.shared.give() }
+        if liveView { slots.give() }
         answerer.close()
         continuation.finish()
     }
@@ -305,7 +308,8 @@ private final class LinkBox: @unchecked Sendable {
     weak var link: P2PLink?
 }
 
-/// The process's live-view links (issue 11: a cap per process as well as per device).
+/// The process's live-view links (issue 11: a cap per process as well as per device). The real
+/// link factory holds them (`GStreamerDeviceLinks`); a simulated device has none to spend.
 final class LiveViewSlots: Sendable {
     static let shared = LiveViewSlots()
     private let slots = Mutex((open: 0, maximum: 64))

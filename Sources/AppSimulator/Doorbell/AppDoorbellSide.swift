@@ -5,7 +5,7 @@ import IPCWire
 /// reported (8.3), the waits for a report (DP waits, wakes) and for 312 replies (8.6).
 struct AppDoorbellSide: Sendable {
     /// The timer scheduler the doorbell engine's host runs on (kept for `configureDoorbells`).
-    var scheduler: TimerScheduler = .shared
+    var scheduler: any TimerScheduling = TimerScheduler.shared
     /// Per device, the last value reported for each DP.
     var dps: [String: [DPId: DPValue]] = [:]
     var dpWaits: [UInt64: DPWait] = [:]

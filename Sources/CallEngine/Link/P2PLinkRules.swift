@@ -11,6 +11,9 @@ import IPCWire
 ///   reconnecting). Candidates, `disconnect` and `resolution` count only from the link's owner.
 /// - App role: the app opens the link of its answered call to one device; the device's `answer`,
 ///   candidates and `disconnect` count only from that device, for that session.
+///
+/// The device's link lifecycle (live-view limits, the connect-timeout reaper, who may switch a
+/// link's stream) is in `P2PLinkRules+Device.swift`.
 public struct P2PLinkRules: Sendable, Equatable {
     /// What the device checks an offer against (from its profile).
     public struct DeviceSecrets: Sendable, Equatable {
@@ -35,53 +38,68 @@ public struct P2PLinkRules: Sendable, Equatable {
         case refuse(why: String)
     }
 
+    /// What the rules know of one link besides its peer.
+    public struct LinkDetail: Sendable, Equatable {
+        /// Not the answered call's link (it counts against the live-view limits).
+        public var liveView: Bool
+        /// Each link opened gets a new one: a timer of a replaced link finds another generation.
+        public var generation: UInt64
+        /// It came up (the connect-timeout reaper leaves it alone).
+        public var up: Bool
+    }
+
     /// Session id -> the peer the link is with (device role: the offerer; app role: the device).
-    public private(set) var links: [String: String] = [:]
-    private let secrets: DeviceSecrets?
+    public internal(set) var links: [String: String] = [:]
+    /// Session id -> what else is known of its link (same keys as `links`).
+    public internal(set) var details: [String: LinkDetail] = [:]
+    let secrets: DeviceSecrets?
     /// At most this many links at once (live view may have several watchers) **[ours]**.
     public let maxLinks: Int
+    /// At most this many live-view links at once (the profile's `liveViewLimit`; issue 11).
+    public let liveViewLimit: Int
+    /// A link not up this long after its offer is closed (the profile's `connectTimeout`, kept
+    /// within 1 s ... 1 h; issues 10 and 11).
+    public let connectTimeoutMs: Int64
+    var nextGeneration: UInt64 = 1
 
-    /// The device's rules; `maxLinks` caps the links it keeps at once.
-    public init(device secrets: DeviceSecrets, maxLinks: Int = 8) {
+    /// The device's rules; `maxLinks` caps the links it keeps at once, `liveViewLimit` its
+    /// live-view links, `connectTimeoutMs` how long a link may take to come up.
+    public init(device secrets: DeviceSecrets, maxLinks: Int = 8, liveViewLimit: Int = .max, connectTimeoutMs: Int64 = 10_000) {
         self.secrets = secrets
         self.maxLinks = max(1, maxLinks)
+        self.liveViewLimit = max(0, liveViewLimit)
+        self.connectTimeoutMs = min(max(1000, connectTimeoutMs), 3_600_000)
     }
 
     /// The app's rules (it opens links, never accepts offers).
     public init(app: Void = ()) {
         self.secrets = nil
         self.maxLinks = 1
+        self.liveViewLimit = 0
+        self.connectTimeoutMs = 10_000
     }
 
     /// Device role, PROTOCOL.md 4 "Who may open a link". `answeredCall` is the engine's answered
     /// session and the user who answered it, if any. An accepted offer records the link.
+    /// (`admitOffer` also applies the live-view limits and tells the reaper's deadline.)
     public mutating func receiveOffer(sessionId: String, from: String, auth: String,
                                       answeredCall: (sessionId: String, peer: String)?) -> OfferDecision {
-        guard let secrets else { return .refuse(why: "an app does not accept offers") }
-        guard P2PAuth.verify(auth, p2pPassword: secrets.p2pPassword, localKey: secrets.localKey, devId: secrets.devId) else {
-            return .refuse(why: "wrong auth")
+        switch admitOffer(sessionId: sessionId, from: from, auth: auth, answeredCall: answeredCall, nowMs: 0) {
+        case .open(let replacing, _, _, _): .open(replacing: replacing)
+        case .refuse(let why, _): .refuse(why: why)
         }
-        // A second offer replaces a link only from the user whose offer made it (the app
-        // reconnecting); nobody takes over another user's link (issue 10, hostile peers).
-        if let owner = links[sessionId], owner != from {
-            return .refuse(why: "session '\(sessionId)' has a link of another user")
-        }
-        if links[sessionId] == nil, links.count >= maxLinks {
-            return .refuse(why: "already \(links.count) P2P links (the most a device keeps)")
-        }
-        let answered = answeredCall.map { $0.sessionId == sessionId && $0.peer == from } ?? false
-        guard answered || secrets.liveView else {
-            return .refuse(why: "session '\(sessionId)' is not a call answered by '\(from)' and live view is off")
-        }
-        let replacing = links[sessionId] != nil
-        links[sessionId] = from
-        return .open(replacing: replacing)
     }
 
     /// A link of `sessionId` with `peer` exists now (app role: its offer went out; device role: a
-    /// replacing link was opened after the old one closed).
+    /// link opened outside `admitOffer`).
     public mutating func opened(sessionId: String, peer: String) {
         links[sessionId] = peer
+        details[sessionId] = LinkDetail(liveView: false, generation: takeGeneration(), up: false)
+    }
+
+    mutating func takeGeneration() -> UInt64 {
+        defer { nextGeneration &+= 1 }
+        return nextGeneration
     }
 
     /// Whether a candidate, an `answer` or a `resolution` for `sessionId` from `from` counts: only
@@ -94,13 +112,14 @@ public struct P2PLinkRules: Sendable, Equatable {
     /// anyone else's is ignored.
     public mutating func receiveDisconnect(sessionId: String, from: String) -> Bool {
         guard accepts(sessionId: sessionId, from: from) else { return false }
-        links.removeValue(forKey: sessionId)
+        closed(sessionId: sessionId)
         return true
     }
 
     /// The link was closed or lost locally (or could not be started).
     public mutating func closed(sessionId: String) {
         links.removeValue(forKey: sessionId)
+        details.removeValue(forKey: sessionId)
     }
 
     public var sessions: [String] { Array(links.keys) }
