@@ -17,31 +17,10 @@ public struct AppCallEngine: Sendable {
 
     // MARK: Inputs
 
-    /// The one entry point: routes `input` to the matching function below. A refused local action
-    /// comes back as `.actionRefused`.
-    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] {
-        switch input {
-        case .received(let message):
-            return receive(message, now: now)
-        case .timerFired(let timer):
-            return timerFired(timer, now: now)
-        case .local(let action):
-            do {
-                return try perform(action, now: now)
-            } catch {
-                return [.actionRefused(action, error)]
-            }
-        case .mediaLinkUp(let sessionId):
-            return mediaLinkUp(sessionId: sessionId, now: now)
-        case .mediaLinkDown(let sessionId):
-            return mediaLinkDown(sessionId: sessionId, now: now)
-        case .shutdown:
-            return shutdown(now: now)
-        case .receivedDoorbell, .doorbellPressed:
-            // Doorbell calls (PROTOCOL.md 8) are `AppDoorbellEngine`'s; the §3 engine ignores them.
-            return []
-        }
-    }
+    /// The one entry point: `route` (Shared/CallRoleEngine.swift) takes `input` to the matching
+    /// function below. A refused local action comes back as `.actionRefused`.
+    /// Doorbell calls (PROTOCOL.md 8) are `AppDoorbellEngine`'s; the §3 engine ignores them.
+    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] { route(input, now: now) }
 
     /// A decoded 308 event arrived.
     public mutating func receive(_ message: CallMessage, now: Int64) -> [CallEffect] {
@@ -82,10 +61,10 @@ public struct AppCallEngine: Sendable {
         switch state {
         case .idle, .shutDown:
             return nil
-        case .calling(let call):
+        case .ringingOutgoing(let call):
             return call.info.snapshot(phase: .ringingOutgoing, activePeers: [call.device],
                                       peersRinging: call.peerRang ? [call.device] : [])
-        case .ringing(let ring):
+        case .ringingIncoming(let ring):
             return ring.info.snapshot(phase: .ringingIncoming, activePeers: [ring.caller])
         case .answered(let call):
             return call.snapshot

@@ -14,20 +14,11 @@ extension AppCallEngine {
         case .setActingBusy:
             throw .notInThisRole(action: "act busy", role: .app)
 
-        case .answer:
-            guard case .ringing(let ring) = state else { throw .wrongPhase(action: "answer", phase: phase) }
-            return answerIncoming(ring, now: now)
-
-        case .reject:
-            guard case .ringing(let ring) = state else { throw .wrongPhase(action: "reject", phase: phase) }
-            return refuseIncoming(ring, with: .reject, now: now)
-
-        case .busy:
-            guard case .ringing(let ring) = state else { throw .wrongPhase(action: "busy", phase: phase) }
-            return refuseIncoming(ring, with: .busy, now: now)
+        case .answer, .reject, .busy:
+            return try performOnRinging(action, now: now)
 
         case .cancel:
-            guard case .calling(let call) = state else { throw .wrongPhase(action: "cancel", phase: phase) }
+            guard case .ringingOutgoing(let call) = state else { throw .wrongPhase(action: "cancel", phase: phase) }
             return cancelOutgoing(call, reason: nil, now: now)
 
         case .hangUp:
@@ -40,9 +31,9 @@ extension AppCallEngine {
                 ]
                 effects += end(Ending(.hungUp, by: .local), now: now)
                 return effects
-            case .calling(let call):
+            case .ringingOutgoing(let call):
                 return cancelOutgoing(call, reason: nil, now: now)
-            case .ringing(let ring):
+            case .ringingIncoming(let ring):
                 return refuseIncoming(ring, with: .reject, now: now)
             case .idle, .shutDown:
                 throw .wrongPhase(action: "hang up", phase: phase)
@@ -67,7 +58,7 @@ extension AppCallEngine {
         let deadline = now.addingSaturating(start.timeoutSeconds.multipliedSaturating(by: 1000))
         let info = SessionInfo(sessionId: start.sessionId, direction: .outgoing, callType: start.callType,
                                deadline: deadline, startedAt: now, peers: [start.targetId], extra: start.extra)
-        state = .calling(AppOutgoingCall(info: info))
+        state = .ringingOutgoing(AppOutgoingCall(info: info))
         return [
             .send(CallMessage(event: .call, curId: userId, targetId: start.targetId, sessionId: start.sessionId,
                               timeout: deadline, callType: start.callType, extra: start.extra,

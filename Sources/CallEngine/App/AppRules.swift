@@ -12,24 +12,13 @@ extension AppCallEngine: CallRoleRules {
                            actsBusy: false, answersUnknownSessions: config.answersUnknownSessions)
     }
 
-    var sessionInfo: SessionInfo? { state.info }
-
-    var ringingIncoming: IncomingRing? {
-        guard case .ringing(let ring) = state else { return nil }
-        return ring
+    /// The device its own call rings.
+    var ringingTargets: [String] {
+        guard case .ringingOutgoing(let call) = state else { return [] }
+        return [call.device]
     }
 
-    var answeredSession: ActiveCall? {
-        guard case .answered(let call) = state else { return nil }
-        return call
-    }
-
-    var isShutDown: Bool {
-        guard case .shutDown = state else { return false }
-        return true
-    }
-
-    mutating func enterRinging(_ ring: IncomingRing) { state = .ringing(ring) }
-
-    mutating func endSession(_ ending: Ending, now: Int64) -> [CallEffect] { end(ending, now: now) }
+    /// The app only records the link's state; the device enforces the link timers (PROTOCOL.md
+    /// 3.3) and tells the app with `stop`.
+    var mediaLostGraceMs: Int64? { nil }
 }

@@ -5,7 +5,7 @@ extension AppCallEngine {
     public mutating func timerFired(_ timer: CallTimer, now: Int64) -> [CallEffect] {
         guard timers.take(timer), state.info?.sessionId == timer.sessionId else { return [] }
         switch (timer.kind, state) {
-        case (.callDeadline, .calling(let call)):
+        case (.callDeadline, .ringingOutgoing(let call)):
             // The caller gives up at its deadline (plus grace, for the device's not_answered):
             // app -> device `timeout` (PROTOCOL.md 3.1.4), SDK error -2530.
             var effects: [CallEffect] = [
@@ -14,14 +14,14 @@ extension AppCallEngine {
             effects += end(Ending(.notAnswered, by: .local, reason: .timeout, sdkError: .timeout), now: now)
             return effects
 
-        case (.callDeadline, .ringing):
+        case (.callDeadline, .ringingIncoming):
             // The device's not_answered never came: stop ringing, -2530, nothing to send.
             return end(Ending(.notAnswered, by: .local, reason: .timeout, sdkError: .timeout), now: now)
 
-        case (.autoAnswer, .ringing(let ring)):
+        case (.autoAnswer, .ringingIncoming(let ring)):
             return answerIncoming(ring, now: now)
 
-        case (.autoReject, .ringing(let ring)):
+        case (.autoReject, .ringingIncoming(let ring)):
             return refuseIncoming(ring, with: .reject, now: now)
 
         case (.heartbeatSend, .answered(let call)):

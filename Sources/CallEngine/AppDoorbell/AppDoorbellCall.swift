@@ -32,30 +32,21 @@ extension AppDoorbellEngine {
         return effects
     }
 
-    /// Ends the current call: stops the ringing (if ringing), closes the media link (if answered),
-    /// cancels the timers, and reports the record (with its SDK error code) last. `answeredBy`: the
-    /// other user who accepted, when that is why the call ends.
-    mutating func end(_ ending: Ending, now: Int64, answeredBy other: String? = nil,
-                      then next: AppDoorbellState = .idle) -> [CallEffect] {
-        var effects: [CallEffect] = []
-        let record: CallRecord
+    /// The current call as it ends (see `end`): a ringing one stops ringing, an answered one closes
+    /// its link. `ending.answeredBy`: the other user who accepted, when that is why the call ends.
+    func closingCall(_ ending: Ending, now: Int64) -> ClosingCall? {
         switch state {
         case .idle, .shutDown:
-            state = next
-            return []
+            return nil
         case .ringing(let r), .accepting(let r):
-            effects.append(.stopRinging(sessionId: r.callId))
-            record = self.record(devId: r.devId, callId: r.callId, startedAt: r.startedAt, answeredBy: other,
-                                 answeredAt: nil, ending, now: now)
+            return ClosingCall(sessionId: r.callId, stopsRinging: true,
+                               record: record(devId: r.devId, callId: r.callId, startedAt: r.startedAt,
+                                              answeredBy: ending.answeredBy, answeredAt: nil, ending, now: now))
         case .answered(let c):
-            effects.append(.closeMediaLink(sessionId: c.callId))
-            record = self.record(devId: c.devId, callId: c.callId, startedAt: c.startedAt, answeredBy: userId,
-                                 answeredAt: c.answeredAt, ending, now: now)
+            return ClosingCall(sessionId: c.callId, closesLink: true,
+                               record: record(devId: c.devId, callId: c.callId, startedAt: c.startedAt,
+                                              answeredBy: userId, answeredAt: c.answeredAt, ending, now: now))
         }
-        effects += timers.cancelAll()
-        effects.append(.callEnded(record))
-        state = next
-        return effects
     }
 
     func record(devId: String, callId: String, startedAt: Int64, answeredBy: String?, answeredAt: Int64?,
@@ -67,20 +58,25 @@ extension AppDoorbellEngine {
     }
 
     /// The app stops (after §3.3): a ringing doorbell is declined, an accepted call stopped; each
-    /// with reason `shutdown`. Afterwards everything is refused.
-    public mutating func shutdown(now: Int64) -> [CallEffect] {
-        var effects: [CallEffect] = []
-        switch state {
-        case .shutDown:
-            return []
-        case .idle:
-            break
-        case .ringing(let r), .accepting(let r):
-            effects.append(outgoing(.stop, devId: r.devId, callId: r.callId, reason: .shutdown))
-        case .answered(let c):
-            effects.append(outgoing(.stop, devId: c.devId, callId: c.callId, reason: .shutdown))
-        }
-        effects += end(Ending(.stopped, by: .local, reason: .shutdown), now: now, then: .shutDown)
-        return effects
+    /// with reason `shutdown`. Afterwards everything is refused (`shutdown` in
+    /// Shared/CallEnding.swift).
+    func farewell() -> Farewell? {
+        guard let call = state.call else { return nil }
+        return Farewell(messages: [outgoing(.stop, devId: call.devId, callId: call.callId, reason: .shutdown)],
+                        ending: Ending(.stopped, by: .local, reason: .shutdown))
     }
+
+    /// The answered call's P2P link: only recorded (the device enforces the link timers).
+    var linkedMedia: (sessionId: String, media: MediaLinkState)? {
+        guard case .answered(let call) = state else { return nil }
+        return (call.callId, call.media)
+    }
+
+    mutating func setLinkedMedia(_ media: MediaLinkState) {
+        guard case .answered(var call) = state else { return }
+        call.media = media
+        state = .answered(call)
+    }
+
+    var mediaLostGraceMs: Int64? { nil }
 }

@@ -7,7 +7,7 @@ import IPCWire
 /// its SDK error code (PROTOCOL.md 3.5: -2522 answered by others, -2523 cancelled, -2530 timeout,
 /// -2531 connect failed, -2532 disconnect, -2513 peer hung up ...). Sans-IO, with the effect and
 /// timer vocabulary of the §3 engines; §3 `rtc` events are `AppCallEngine`'s and ignored here.
-public struct AppDoorbellEngine: Sendable {
+public struct AppDoorbellEngine: Sendable, CallRoleEngine {
     public internal(set) var config: AppDoorbellConfig
     var state: AppDoorbellState = .idle
     var timers = ArmedTimers()
@@ -21,37 +21,10 @@ public struct AppDoorbellEngine: Sendable {
 
     // MARK: Inputs
 
-    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] {
-        switch input {
-        case .doorbellPressed(let press):
-            return pressed(press, now: now)
-        case .receivedDoorbell(let message):
-            return receive(message, now: now)
-        case .received:
-            // §3 calls are `AppCallEngine`'s.
-            return []
-        case .timerFired(let timer):
-            return timerFired(timer, now: now)
-        case .local(let action):
-            do {
-                return try perform(action, now: now)
-            } catch {
-                return [.actionRefused(action, error)]
-            }
-        case .mediaLinkUp(let sessionId):
-            guard case .answered(var call) = state, call.callId == sessionId else { return [] }
-            call.media = .up
-            state = .answered(call)
-            return []
-        case .mediaLinkDown(let sessionId):
-            guard case .answered(var call) = state, call.callId == sessionId else { return [] }
-            if call.media == .up { call.media = .lost(since: now) }
-            state = .answered(call)
-            return []
-        case .shutdown:
-            return shutdown(now: now)
-        }
-    }
+    /// The one entry point: `route` (Shared/CallRoleEngine.swift) takes `input` to the matching
+    /// function. §3 calls are `AppCallEngine`'s and ignored here; the link is only recorded (the
+    /// device enforces its timers).
+    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] { route(input, now: now) }
 
     /// PROTOCOL.md 8.1: a 43 from a device. One of the household's, while no doorbell call is on:
     /// the phone rings, and the app waits for the device's ring timeout (plus a grace) at most.

@@ -42,8 +42,8 @@ extension AppDoorbellEngine {
         case .ringing(let ring), .accepting(let ring):
             guard let uid = message.uid, !uid.isEmpty else { return unexpected(message) }
             if uid == userId { return beginAnswered(ring, now: now) }
-            return end(Ending(.answeredElsewhere, by: .remote, remoteReason: message.reason, sdkError: .answeredByOthers),
-                       now: now, answeredBy: uid)
+            return end(Ending(.answeredElsewhere, by: .remote, remoteReason: message.reason, sdkError: .answeredByOthers,
+                              answeredBy: uid), now: now)
         case .answered, .idle, .shutDown:
             // The device's `answered` again (redelivered) changes nothing.
             return unexpected(message)

@@ -29,7 +29,7 @@ struct AppDoorbellCall: Sendable {
     var media: MediaLinkState
 }
 
-extension AppDoorbellState {
+extension AppDoorbellState: CallRoleState {
     var phase: CallPhase {
         switch self {
         case .idle: .idle

@@ -22,33 +22,10 @@ public struct DeviceCallEngine: Sendable {
 
     // MARK: Inputs
 
-    /// The one entry point: routes `input` to the matching function below. A refused local action
-    /// comes back as `.actionRefused`.
-    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] {
-        switch input {
-        case .received(let message):
-            return receive(message, now: now)
-        case .timerFired(let timer):
-            return timerFired(timer, now: now)
-        case .local(let action):
-            do {
-                return try perform(action, now: now)
-            } catch {
-                return [.actionRefused(action, error)]
-            }
-        case .mediaLinkUp(let sessionId):
-            return mediaLinkUp(sessionId: sessionId, now: now)
-        case .mediaLinkDown(let sessionId):
-            return mediaLinkDown(sessionId: sessionId, now: now)
-        case .shutdown:
-            return shutdown(now: now)
-        case .receivedDoorbell(let message):
-            return receiveVideoDoorbell(message, now: now)
-        case .doorbellPressed:
-            // A 43 is the device's own announcement (PROTOCOL.md 8.1); a device never takes one.
-            return []
-        }
-    }
+    /// The one entry point: `route` (Shared/CallRoleEngine.swift) takes `input` to the matching
+    /// function below. A refused local action comes back as `.actionRefused`.
+    /// A 43 is the device's own announcement (PROTOCOL.md 8.1); a device never takes one.
+    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] { route(input, now: now) }
 
     /// A decoded 308 event arrived.
     public mutating func receive(_ message: CallMessage, now: Int64) -> [CallEffect] {

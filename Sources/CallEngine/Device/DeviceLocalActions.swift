@@ -12,17 +12,8 @@ extension DeviceCallEngine {
         case .startCall:
             throw .notInThisRole(action: "startCall", role: .device)
 
-        case .answer:
-            guard case .ringingIncoming(let ring) = state else { throw .wrongPhase(action: "answer", phase: phase) }
-            return answerIncoming(ring, now: now)
-
-        case .reject:
-            guard case .ringingIncoming(let ring) = state else { throw .wrongPhase(action: "reject", phase: phase) }
-            return refuseIncoming(ring, with: .reject, now: now)
-
-        case .busy:
-            guard case .ringingIncoming(let ring) = state else { throw .wrongPhase(action: "busy", phase: phase) }
-            return refuseIncoming(ring, with: .busy, now: now)
+        case .answer, .reject, .busy:
+            return try performOnRinging(action, now: now)
 
         case .cancel:
             // 3.2.5: "The device may cancel before an answer: device -> every target cancel."

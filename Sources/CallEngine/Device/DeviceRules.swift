@@ -12,24 +12,12 @@ extension DeviceCallEngine: CallRoleRules {
                            answersUnknownSessions: true)
     }
 
-    var sessionInfo: SessionInfo? { state.info }
-
-    var ringingIncoming: IncomingRing? {
-        guard case .ringingIncoming(let ring) = state else { return nil }
-        return ring
+    /// The targets its own call still rings (PROTOCOL.md 3.2).
+    var ringingTargets: [String] {
+        guard case .ringingOutgoing(let ring) = state else { return [] }
+        return ring.remaining
     }
 
-    var answeredSession: ActiveCall? {
-        guard case .answered(let call) = state else { return nil }
-        return call
-    }
-
-    var isShutDown: Bool {
-        guard case .shutDown = state else { return false }
-        return true
-    }
-
-    mutating func enterRinging(_ ring: IncomingRing) { state = .ringingIncoming(ring) }
-
-    mutating func endSession(_ ending: Ending, now: Int64) -> [CallEffect] { end(ending, now: now) }
+    /// PROTOCOL.md 3.3: "P2P link lost and not back within 5 s: stop with reason disconnected".
+    var mediaLostGraceMs: Int64? { config.mediaLostGraceMs }
 }

@@ -1,16 +1,8 @@
 import IPCWire
 
-/// The device role's states. Exactly one session at a time (PROTOCOL.md 3.1.2).
-enum DeviceState: Sendable {
-    case idle
-    /// An app called; the device rings (PROTOCOL.md 3.1).
-    case ringingIncoming(IncomingRing)
-    /// The device called its targets; none has answered (PROTOCOL.md 3.2).
-    case ringingOutgoing(OutgoingRing)
-    /// Answered, either direction (PROTOCOL.md 3.3).
-    case answered(ActiveCall)
-    case shutDown
-}
+/// The device role's states (PROTOCOL.md 3.1 incoming, 3.2 outgoing, 3.3 answered). Exactly one
+/// session at a time (PROTOCOL.md 3.1.2).
+typealias DeviceState = SessionState<OutgoingRing>
 
 /// An app's call ringing on the device.
 struct IncomingRing: Sendable {
@@ -20,7 +12,7 @@ struct IncomingRing: Sendable {
 }
 
 /// The device's call ringing at its targets.
-struct OutgoingRing: Sendable {
+struct OutgoingRing: OutgoingSession {
     let info: SessionInfo
     /// Targets still in the call (not busy, not rejected), in call order.
     var remaining: [String]
@@ -49,27 +41,5 @@ struct OutgoingRing: Sendable {
         busy.count == info.peers.count
             ? Ending(.busy, by: .remote, reason: .busy)
             : Ending(.rejected, by: .remote, reason: .rejected)
-    }
-}
-
-extension DeviceState {
-    var phase: CallPhase {
-        switch self {
-        case .idle: .idle
-        case .ringingIncoming: .ringingIncoming
-        case .ringingOutgoing: .ringingOutgoing
-        case .answered: .answered
-        case .shutDown: .shutDown
-        }
-    }
-
-    /// The session the device has, if any.
-    var info: SessionInfo? {
-        switch self {
-        case .idle, .shutDown: nil
-        case .ringingIncoming(let ring): ring.info
-        case .ringingOutgoing(let ring): ring.info
-        case .answered(let call): call.info
-        }
     }
 }

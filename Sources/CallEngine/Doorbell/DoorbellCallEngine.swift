@@ -10,7 +10,7 @@ import IPCWire
 /// actions, the media link, shutdown and the call's ending; each cites the PROTOCOL.md section it
 /// implements. Calls are seen as outgoing calls of type 3 (one-to-more, the first accept wins, a
 /// decline removes only that user): the device rings every household user at once.
-public struct DoorbellCallEngine: Sendable {
+public struct DoorbellCallEngine: Sendable, CallRoleEngine {
     public internal(set) var config: DoorbellEngineConfig
     var state: DoorbellState = .idle
     var timers = ArmedTimers()
@@ -30,33 +30,10 @@ public struct DoorbellCallEngine: Sendable {
 
     // MARK: Inputs
 
-    /// The one entry point: routes `input` to the matching function. A refused local action comes
-    /// back as `.actionRefused`.
-    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] {
-        switch input {
-        case .received(let message):
-            return receiveRTC(message, now: now)
-        case .receivedDoorbell(let message):
-            return receive(message, now: now)
-        case .timerFired(let timer):
-            return timerFired(timer, now: now)
-        case .local(let action):
-            do {
-                return try perform(action, now: now)
-            } catch {
-                return [.actionRefused(action, error)]
-            }
-        case .mediaLinkUp(let sessionId):
-            return mediaLinkUp(sessionId: sessionId, now: now)
-        case .mediaLinkDown(let sessionId):
-            return mediaLinkDown(sessionId: sessionId, now: now)
-        case .shutdown:
-            return shutdown(now: now)
-        case .doorbellPressed:
-            // The 43 is this device's own announcement (8.1); a device never takes one.
-            return []
-        }
-    }
+    /// The one entry point: `route` (Shared/CallRoleEngine.swift) takes `input` to the matching
+    /// function. A refused local action comes back as `.actionRefused`.
+    /// The 43 is this device's own announcement (8.1); a device never takes one.
+    public mutating func handle(_ input: CallInput, now: Int64) -> [CallEffect] { route(input, now: now) }
 
     /// A decoded `video_doorbell` message arrived (PROTOCOL.md 8.2).
     public mutating func receive(_ message: VideoDoorbellMessage, now: Int64) -> [CallEffect] {

@@ -1,29 +1,25 @@
 import IPCWire
 
 extension DoorbellCallEngine {
-    /// Ends the current call: closes the media link (if connected), cancels the call's timers, and
-    /// reports the record last. The caller has already added the messages the ending sends.
-    mutating func end(_ ending: Ending, now: Int64, then next: DoorbellState = .idle) -> [CallEffect] {
-        var effects: [CallEffect] = []
-        let record: CallRecord
+    /// The current call as it ends (see `end`): a connected call closes its link; a ringing one
+    /// rings at the apps, not here.
+    func closingCall(_ ending: Ending, now: Int64) -> ClosingCall? {
         switch state {
         case .idle, .messageWindow, .shutDown:
-            effects += timers.cancelAll()
-            state = next
-            return effects
+            return nil
         case .ringing(let ring):
-            record = self.record(callId: ring.callId, startedAt: ring.startedAt, answeredBy: nil, answeredAt: nil,
-                                 ending, now: now)
+            return ClosingCall(sessionId: ring.callId,
+                               record: record(callId: ring.callId, startedAt: ring.startedAt, answeredBy: nil,
+                                              answeredAt: nil, ending, now: now))
         case .connected(let call):
-            effects.append(.closeMediaLink(sessionId: call.callId))
-            record = self.record(callId: call.callId, startedAt: call.startedAt, answeredBy: call.uid,
-                                 answeredAt: call.answeredAt, ending, now: now)
+            return ClosingCall(sessionId: call.callId, closesLink: true,
+                               record: record(callId: call.callId, startedAt: call.startedAt, answeredBy: call.uid,
+                                              answeredAt: call.answeredAt, ending, now: now))
         }
-        effects += timers.cancelAll()
-        effects.append(.callEnded(record))
-        state = next
-        return effects
     }
+
+    /// With no call on, an ending still closes the message window's timer (8.5).
+    mutating func endWithoutCall() -> [CallEffect] { timers.cancelAll() }
 
     /// PROTOCOL.md 8.2: the ring ends without an accept (the ring timeout, or every household user
     /// declined): device -> out topic `timeout` (no `uid`: it concerns everyone), `.ringTimedOut`

@@ -42,7 +42,7 @@ struct DoorbellMessageWindow: Sendable {
     let closesAt: Int64
 }
 
-extension DoorbellState {
+extension DoorbellState: CallRoleState {
     var phase: CallPhase {
         switch self {
         case .idle, .messageWindow: .idle

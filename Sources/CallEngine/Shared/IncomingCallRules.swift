@@ -76,6 +76,33 @@ extension CallRoleRules {
         }
     }
 
+    /// The local actions on the incoming call that rings, the same in both roles: `answer`,
+    /// `reject`, `busy`. Throws (and changes nothing) when no incoming call rings.
+    mutating func performOnRinging(_ action: LocalAction, now: Int64) throws(CallActionError) -> [CallEffect] {
+        let name = switch action {
+        case .answer: "answer"
+        case .busy: "busy"
+        default: "reject"
+        }
+        guard let ring = ringingIncoming else { throw .wrongPhase(action: name, phase: phase) }
+        switch action {
+        case .answer: return answerIncoming(ring, now: now)
+        case .busy: return refuseIncoming(ring, with: .busy, now: now)
+        default: return refuseIncoming(ring, with: .reject, now: now)
+        }
+    }
+
+    /// Enters the answered state (either direction): the media link is expected from the peer, the
+    /// ringing timers go, the role's answered timers start.
+    mutating func beginAnswered(_ call: ActiveCall, now: Int64) -> [CallEffect] {
+        let s = call.info.sessionId
+        var effects: [CallEffect] = [.expectMediaLink(sessionId: s, peer: call.peer)]
+        effects += timers.cancelAll()
+        for (timer, at) in answeredTimers(sessionId: s, now: now) { effects.append(timers.arm(timer, at: at)) }
+        state = .answered(call)
+        return effects
+    }
+
     /// Answers the incoming call that rings (operator, SDK user, or policy `answerAfter`).
     mutating func answerIncoming(_ ring: IncomingRing, now: Int64) -> [CallEffect] {
         let s = ring.info.sessionId

@@ -31,14 +31,18 @@ struct Ending: Sendable {
     var reason: StopReason?
     var remoteReason: String?
     var sdkError: SDKError?
+    /// Another user who answered, when that is why the call ends here (a doorbell call another
+    /// household user accepted, PROTOCOL.md 8.2).
+    var answeredBy: String?
 
     init(_ outcome: CallOutcome, by endedBy: CallParty, reason: StopReason? = nil,
-         remoteReason: String? = nil, sdkError: SDKError? = nil) {
+         remoteReason: String? = nil, sdkError: SDKError? = nil, answeredBy: String? = nil) {
         self.outcome = outcome
         self.endedBy = endedBy
         self.reason = reason
         self.remoteReason = remoteReason
         self.sdkError = sdkError
+        self.answeredBy = answeredBy
     }
 
     /// The peer ended the session with `message` (a `stop` carries its reason).

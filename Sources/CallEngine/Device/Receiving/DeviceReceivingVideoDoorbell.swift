@@ -4,7 +4,7 @@ extension DeviceCallEngine {
     /// PROTOCOL.md 8.2: "A `video_doorbell` for a `screen_ipc` device gets a `video_doorbell`
     /// `stop` with `reason` `invalid_params`." Nothing else changes. Without a `uid` (or after the
     /// shutdown) there is no one to answer: refused, no reply (as 3.4's anonymous messages).
-    mutating func receiveVideoDoorbell(_ message: VideoDoorbellMessage, now: Int64) -> [CallEffect] {
+    mutating func receive(_ message: VideoDoorbellMessage, now: Int64) -> [CallEffect] {
         if isShutDown { return [.refusedDoorbell(message, .shutDown)] }
         guard let uid = message.uid, !uid.isEmpty, !message.eData.isEmpty else {
             return [.refusedDoorbell(message, .anonymous)]

@@ -5,7 +5,7 @@ extension DoorbellCallEngine {
     /// gets the §3 stop with reason invalid_params". Any other §3 event names a session a doorbell
     /// never has: §3.4's `stop` `undefined_session` (never for a `stop`). Without `curId` or
     /// `sessionId` there is no one to answer: dropped (§3.4). Nothing changes either way.
-    mutating func receiveRTC(_ message: CallMessage, now: Int64) -> [CallEffect] {
+    mutating func receive(_ message: CallMessage, now: Int64) -> [CallEffect] {
         if case .shutDown = state { return [.refused(message, .shutDown)] }
         guard !message.curId.isEmpty, !message.sessionId.isEmpty else { return [.refused(message, .anonymous)] }
         let reply = CallMessage(event: .stop, curId: devId, targetId: message.curId, sessionId: message.sessionId,
