@@ -75,17 +75,17 @@ final class PeerCore: Sendable {
     }
 
     deinit {
-        fields.withLock { f in
-            if let latestSample = f.latestSample { cgw_sample_unref(latestSample) }
-            if let receivedVideoPad = f.receivedVideoPad { cgw_pad_unref(receivedVideoPad) }
-            if case .attached(_, let transport) = f.hooks.dtls { cgw_object_unref(transport) }
-            for bin in f.receiveBins { cgw_element_unref(bin) }
-            if let videoIn = f.videoIn { cgw_element_unref(videoIn) }
-            if let webrtc = f.webrtc { cgw_element_unref(webrtc) }
-            if let pipeline = f.pipeline {
-                cgw_pipeline_stop(pipeline)
-                cgw_element_unref(pipeline)
-            }
+        // Copied out: GStreamer is called with the Mutex released.
+        let f = fields.withLock { $0 }
+        if let latestSample = f.latestSample { cgw_sample_unref(latestSample) }
+        if let receivedVideoPad = f.receivedVideoPad { cgw_pad_unref(receivedVideoPad) }
+        if case .attached(_, let transport) = f.hooks.dtls { cgw_object_unref(transport) }
+        for bin in f.receiveBins { cgw_element_unref(bin) }
+        if let videoIn = f.videoIn { cgw_element_unref(videoIn) }
+        if let webrtc = f.webrtc { cgw_element_unref(webrtc) }
+        if let pipeline = f.pipeline {
+            cgw_pipeline_stop(pipeline)
+            cgw_element_unref(pipeline)
         }
     }
 

@@ -50,10 +50,10 @@ public final class WebRTCDataChannel: Sendable {
     }
 
     deinit {
-        state.withLock { s in
-            for id in s.signalIds { cgw_signal_disconnect(s.channel, id) }
-            cgw_object_unref(s.channel)
-        }
+        // Copied out: GObject is called with the Mutex released.
+        let (channel, ids) = state.withLock { ($0.channel, $0.signalIds) }
+        for id in ids { cgw_signal_disconnect(channel, id) }
+        cgw_object_unref(channel)
     }
 
     /// The C object, for a call made with the lock released (GObject signals may call back).
