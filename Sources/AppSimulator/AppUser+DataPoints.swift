@@ -60,10 +60,7 @@ extension AppUser {
             doorbellSide.dpWaits[token] = nil
             return result
         }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            await self?.endDPWait(token)
-        }
+        let timer = scheduler.schedule(after: timeout, on: clock) { [weak self] in await self?.endDPWait(token) }
         let got = await withCheckedContinuation { (c: CheckedContinuation<DPValue?, Never>) in
             if doorbellSide.dpWaits[token] == nil {
                 c.resume(returning: nil)
@@ -71,7 +68,7 @@ extension AppUser {
                 doorbellSide.dpWaits[token]?.continuation = c
             }
         }
-        timer.cancel()
+        scheduler.cancel(timer)
         guard let got else {
             let what = "report of DP \(wait.id)" + (wait.value.map { " = \($0)" } ?? "") + " from \(wait.devId)"
             throw .noAnswer(what: what, seconds: timeout.secondsValue)

@@ -42,11 +42,8 @@ extension AppUser {
             throw error
         }
         log.log(.info, "-> 312 \(type.rawValue) \(value)", device: userId, fields: [("devId", target), ("session", sid)])
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            await self?.endReplyWait(token)
-        }
-        defer { timer.cancel() }
+        let timer = scheduler.schedule(after: timeout, on: clock) { [weak self] in await self?.endReplyWait(token) }
+        defer { scheduler.cancel(timer) }
         let code: Int64? = await withCheckedContinuation { c in
             guard let wait = doorbellSide.replyWaits[token] else { return c.resume(returning: nil) }
             if let result = wait.result {

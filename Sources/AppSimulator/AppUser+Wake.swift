@@ -44,7 +44,7 @@ extension AppUser {
         let known = try await knownAwake(devId: devId, metaWait: metaWait)
         let topic = WakeCheck.topic(devId: devId)
         let payload = WakeCheck.payload(localKey: Array(channel.address.localKey.utf8))
-        let started = ContinuousClock.now
+        let started = clock.nowMs()
         let wait = beginDPWait(devId: devId, awake, value: .bool(true))
         do {
             try client.publish(topic: topic, payload: payload, qos: 1, retain: false)
@@ -55,7 +55,8 @@ extension AppUser {
         log.log(.info, "-> wake", device: userId, fields: [("devId", devId), ("topic", topic)])
         if known != false { try? queryDPs(devId: devId, ids: [awake]) }
         _ = try await finishDPWait(wait, timeout: timeout)
-        return DoorbellWake(latency: ContinuousClock.now - started, wasAwake: known == true)
+        let (elapsed, overflow) = clock.nowMs().subtractingReportingOverflow(started)
+        return DoorbellWake(latency: .milliseconds(overflow ? 0 : max(0, elapsed)), wasAwake: known == true)
     }
 
     /// PROTOCOL.md 8.4: whether `devId` is awake as far as the app knows: the DP 149 it last saw,
@@ -79,11 +80,26 @@ extension AppUser {
                 throw .mqtt("subscribe \(meta): \(error)")
             }
         }
-        let deadline = ContinuousClock.now + metaWait
-        while doorbellSide.metaAwake[devId] == nil, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+        // Woken by the meta (`receiveMeta`) or by the timeout on the injected scheduler.
+        if doorbellSide.metaAwake[devId] == nil {
+            let token = doorbellSide.token()
+            metaWaits[token] = MetaWait(devId: devId)
+            let timer = scheduler.schedule(after: metaWait, on: clock) { [weak self] in await self?.endMetaWait(token) }
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                if doorbellSide.metaAwake[devId] != nil || metaWaits[token] == nil {
+                    c.resume()
+                } else {
+                    metaWaits[token]?.continuation = c
+                }
+            }
+            metaWaits[token] = nil
+            scheduler.cancel(timer)
         }
         return doorbellSide.metaAwake[devId]
+    }
+
+    func endMetaWait(_ token: UInt64) {
+        metaWaits.removeValue(forKey: token)?.continuation?.resume()
     }
 
     /// A message on a meta topic the app watches (PROTOCOL.md 5: always plain): keeps its `awake`.
@@ -95,7 +111,16 @@ extension AppUser {
             log.log(.debug, "ignored a meta on \(message.topic) that does not decode", device: userId)
             return true
         }
-        if let awake = meta.awake { doorbellSide.metaAwake[devId] = awake }
+        if let awake = meta.awake {
+            doorbellSide.metaAwake[devId] = awake
+            for (token, wait) in metaWaits where wait.devId == devId { endMetaWait(token) }
+        }
         return true
     }
+}
+
+/// A wait for a device's retained meta to say whether it is awake (`knownAwake`).
+struct MetaWait {
+    var devId: String
+    var continuation: CheckedContinuation<Void, Never>?
 }

@@ -69,6 +69,8 @@ public actor AppUser {
     /// PROTOCOL.md 8.3, 8.4, 8.6: the DP cache and the waits for reports and 312 replies
     /// (AppUser+DataPoints.swift, AppUser+Wake.swift, AppUser+StreamControl.swift).
     var doorbellSide = AppDoorbellSide()
+    /// Waits for a retained meta's `awake` (AppUser+Wake.swift).
+    var metaWaits: [UInt64: MetaWait] = [:]
 
     /// - Parameters:
     ///   - connection: the broker; the client id is made from the user id.
@@ -138,6 +140,7 @@ public actor AppUser {
         observers.finishAll()
         for (_, c) in pendingProbes { c.resume(returning: nil) }
         pendingProbes.removeAll()
+        for token in Array(metaWaits.keys) { endMetaWait(token) }
         endDoorbellWaits()
     }
 
@@ -188,14 +191,11 @@ public actor AppUser {
         let reqId = "\(userId)-\(UInt64.random(in: 0...UInt64.max, using: &random))"
         let query = AbilityQuery(curId: userId, reqId: reqId)
         try publish(query.envelope(t: clock.nowSeconds()), to: devId)
-        let timeoutTask = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            await self?.resolveProbe(reqId, with: nil)
-        }
+        let timer = scheduler.schedule(after: timeout, on: clock) { [weak self] in await self?.resolveProbe(reqId, with: nil) }
         let answer = await withCheckedContinuation { (c: CheckedContinuation<AbilityAnswer?, Never>) in
             pendingProbes[reqId] = c
         }
-        timeoutTask.cancel()
+        scheduler.cancel(timer)
         guard let answer else {
             let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
             throw .noAnswer(what: "ability answer from \(devId)", seconds: seconds)

@@ -32,3 +32,27 @@ func timerDelayMs(atMs: Int64, nowMs: Int64, maximumMs: Int64) -> Int64 {
     if overflow { return atMs > nowMs ? maximumMs : 0 }
     return min(max(0, difference), maximumMs)
 }
+
+extension TimerScheduling {
+    /// Runs `action` `delay` after `clock`'s "now" (saturating; a negative delay is none): the
+    /// timeouts and delays of the glue (a wait for a reply, a delayed publish, a reconnect) on
+    /// the injected seams, so simulated time drives them too.
+    @discardableResult
+    public func schedule(after delay: Duration, on clock: any EngineClock,
+                         _ action: @escaping @Sendable () async -> Void) -> TimerToken {
+        let now = clock.nowMs()
+        let (at, overflow) = now.addingReportingOverflow(delay.wholeMilliseconds)
+        return schedule(atMs: overflow ? (delay > .zero ? .max : .min) : at, nowMs: now, action)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, saturating at the Int64 range.
+    public var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds > 0 ? .max : .min }
+        let (sum, overflow2) = ms.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflow2 ? (ms > 0 ? .max : .min) : sum
+    }
+}

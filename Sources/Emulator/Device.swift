@@ -58,7 +58,8 @@ public actor Device {
     private var nextWaiterToken: UInt64 = 0
     var random = SystemRandomNumberGenerator()
     private var stopped = false
-    private var delayedPublishes: Task<Void, Never>?
+    /// Replies held back by the reply-delay fault, in order, each with when it is due.
+    private var delayedOutbox: [(dueMs: Int64, payload: [UInt8], what: String)] = []
     /// Set by `dropConnection`: the level of the next "broker unreachable" line.
     private var droppedOnPurpose: LogLevel?
     var links: [String: any DeviceMediaLink] = [:]
@@ -207,14 +208,14 @@ public actor Device {
         if stopped { return false }
         let token = nextWaiterToken
         nextWaiterToken &+= 1
-        let timer = Task { [weak self] in
-            do { try await Task.sleep(for: timeout) } catch { return }
+        // The timeout runs on the injected scheduler (simulated time: when the clock advances).
+        let timer = scheduler.schedule(after: timeout, on: clock) { [weak self] in
             await self?.resumeReadyWaiter(token, with: false)
         }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             readyWaiters[token] = continuation
         }
-        timer.cancel()
+        scheduler.cancel(timer)
         return result
     }
 
@@ -525,13 +526,20 @@ public actor Device {
             send(payload, what: what)
             return
         }
-        // Delayed replies keep their order: each waits behind the one before it.
-        let previous = delayedPublishes
-        let delay = min(max(0, faults.replyDelayMs), 86_400_000)
-        delayedPublishes = Task { [weak self] in
-            await previous?.value
-            try? await Task.sleep(for: .milliseconds(delay))
-            await self?.send(payload, what: what)
+        // Each reply goes out `replyDelayMs` late, on the injected scheduler; they keep their
+        // order (a reply is never due before the one before it, and each timer sends every reply
+        // due by its own deadline, whichever timer's hop comes first).
+        let now = clock.nowMs()
+        let (late, overflow) = now.addingReportingOverflow(min(max(0, faults.replyDelayMs), 86_400_000))
+        let due = max(overflow ? .max : late, delayedOutbox.last?.dueMs ?? .min)
+        delayedOutbox.append((dueMs: due, payload: payload, what: what))
+        scheduler.schedule(atMs: due, nowMs: now) { [weak self] in await self?.sendDelayed(through: due) }
+    }
+
+    private func sendDelayed(through dueMs: Int64) {
+        while let first = delayedOutbox.first, first.dueMs <= dueMs {
+            delayedOutbox.removeFirst()
+            send(first.payload, what: first.what)
         }
     }
 
@@ -573,10 +581,7 @@ public actor Device {
         let base = seconds.isFinite ? min(max(0, seconds), 86_400) : 0
         let spread = jitterSeconds.isFinite ? min(max(0, jitterSeconds), 3_600) : 0
         let delay = base + (spread > 0 ? Double.random(in: 0...spread, using: &random) : 0)
-        Task {
-            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
-            client.connect()
-        }
+        scheduler.schedule(after: .milliseconds(WallClock.milliseconds(seconds: delay)), on: clock) { client.connect() }
     }
 
     /// Drops the MQTT connection without a DISCONNECT (the broker publishes the last will) and does
