@@ -11,6 +11,8 @@ struct ScenarioSimUser {
     var timers: [EngineSlot: [CallTimer: UInt64]] = [.call: [:], .doorbell: [:]]
     /// Open links: session -> device.
     var links: [String: Int] = [:]
+    /// The `tid` of each link's offer (PROTOCOL.md 4): a reply to an earlier offer leaves the link alone.
+    var linkTids: [String: String] = [:]
 
     init(userId: String, call: AppCallEngine, bell: AppDoorbellEngine) {
         self.userId = userId
@@ -81,7 +83,9 @@ extension ScenarioSimulation {
             throw .invalidArgument("device '\(devId)' is not known to \(userId)")
         }
         users[u].links[sessionId] = d
-        let header = SignalHeader(from: userId, to: devId, sessionId: sessionId)
+        let tid = "t\(newToken())"
+        users[u].linkTids[sessionId] = tid
+        let header = SignalHeader(from: userId, to: devId, sessionId: sessionId, tid: tid)
         let offer = SignalOffer(sdp: "v=0\r\n", streamType: stream, auth: auth ?? devices[d].auth)
         publish(SignalMessage(header: header, body: .offer(offer)).envelope(t: now / 1000), from: .user(u), topic: .deviceIn(d))
     }
@@ -117,9 +121,13 @@ extension ScenarioSimulation {
         case .signal(let s):
             guard s.header.to == userId else { return }
             events.append(.user(userId, .signal(s, devId: s.header.from)))
-            // The device closed the link or refused the offer: the app forgets it (as AppUser does).
-            if case .disconnect = s.body, users[u].links[s.header.sessionId] != nil {
-                users[u].links.removeValue(forKey: s.header.sessionId)
+            // The device closed the link or refused the offer: the app forgets it (as AppUser does),
+            // unless the reply names an earlier offer of the session (its `tid`) than the link's.
+            let sid = s.header.sessionId
+            if !s.header.tid.isEmpty, let tid = users[u].linkTids[sid], tid != s.header.tid { return }
+            if case .disconnect = s.body, users[u].links[sid] != nil {
+                users[u].links.removeValue(forKey: sid)
+                users[u].linkTids.removeValue(forKey: sid)
             }
         case .abilityQuery, .abilityAnswer, .dpReport, .dpSet, .dpQuery, .streamControl:
             break

@@ -64,6 +64,45 @@ extension Scenarios {
             #expect(simulated.expectations.last?.passed == true, "the run went on after the failures")
         }
 
+        /// PROTOCOL.md 4 without frames: offers refused (another user, a wrong auth), the answerer's
+        /// link up, then dropped (3.3's 5 s rule): what the shipped video scenarios check besides frames.
+        static let links = """
+            name: links-without-frames
+            devices:
+              profile: profiles/doorbell-qa.yaml
+              answerPolicy: answer
+              answerDelay: 0
+              liveView: false
+            apps:
+              - user: user-alice
+                heartbeatInterval: 0.5
+              - user: user-eve
+            steps:
+              - call: {from: user-alice, timeout: 10}
+              - expect: {answered: 2}
+              - video: {user: user-eve, stream: sub}
+              - expect: {offerRefused: user-eve, within: 3}
+              - video: {user: user-alice, stream: sub, auth: "d3JvbmctYXV0aA=="}
+              - expect: {offerRefused: user-alice, within: 3}
+              - video: {user: user-alice, stream: sub}
+              - sleep: 3
+              - expect: {state: answered}
+              - fault: dropP2P
+              - expect: {sent: stop, to: user-alice, reason: disconnected, within: 8}
+              - expect: {ended: disconnected, outcome: stopped}
+              - expect: {sdkError: -2532, user: user-alice, within: 2}
+            """
+
+        @Test("P2P links without frames (refused offers, a link dropped) have the same verdict on simulated time")
+        func linksWithoutFrames() async throws {
+            let s = try scenario(Self.links, name: "links.yaml")
+            let simulated = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
+            #expect(simulated.passed, "\(simulated.summaryText)")
+            let real = await ScenarioRunner.run(s, appMode: .simulated)
+            #expect(real.passed, "\(real.summaryText)")
+            #expect(simulated.steps.count == real.steps.count)
+        }
+
         @Test("a wait for a state that never comes fails at its deadline, naming the condition, and costs no wall time")
         func waitFailsAtDeadline() async throws {
             let s = try scenario("""
