@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // ipcemu: a Tuya-style "IPC with screen" video doorbell / control panel emulator.
 // Layers (DESIGN.md): Wire -> CallEngine (sans-IO) -> Device/Fleet glue -> Control -> CLI.
 // Libraries depend downwards only; the engine knows nothing of MQTT, GStreamer or files.
@@ -26,7 +26,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        // Hummingbird's default traits minus ConfigurationSupport: swift-configuration (19 release
+        // CPU-seconds, docs/building.md) is not compiled; its config readers are not used here.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
