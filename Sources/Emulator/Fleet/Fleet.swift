@@ -67,15 +67,21 @@ public final class Fleet: Sendable {
     public let positions: Range<Int>
     public let options: Options
     public let eventLoop: MQTTEventLoop
-    /// Every device's call timers, in one heap.
-    public let timers = TimerScheduler(name: "fleet-timers")
+    /// Every device's call timers, in one heap (the fleet's own `TimerScheduler` unless the
+    /// initialiser was given a scheduler: a `SimulatedClock` in a test or the simulator).
+    public let timers: any TimerScheduling
+    /// The scheduler the fleet made itself (stopped with the fleet).
+    private let ownTimers: TimerScheduler?
     private let state = FleetState()
     /// Wakes asked of the fleet (`wakeRandom`) and how long each took (Fleet+Power.swift).
     let wakeStats = FleetWakeStats()
     /// The reconnect storm under way and the last one's report (FleetReconnectStorm.swift).
     let storms = FleetStormState()
 
-    public init(plan: FleetPlan, positions: Range<Int>, options: Options) throws {
+    public init(plan: FleetPlan, positions: Range<Int>, options: Options, timers: (any TimerScheduling)? = nil) throws {
+        let own = timers == nil ? TimerScheduler(name: "fleet-timers") : nil
+        self.timers = timers ?? own ?? TimerScheduler.shared
+        self.ownTimers = own
         self.plan = plan
         self.positions = positions.clamped(to: 0..<plan.total)
         var options = options
@@ -219,7 +225,7 @@ public final class Fleet: Sendable {
             for device in all { group.addTask { await device.stop(timeout: timeout) } }
         }
         eventLoop.shutdown()
-        timers.shutdown()
+        ownTimers?.shutdown()
         return clock.now - began
     }
 
