@@ -38,6 +38,8 @@ extension BenchCommand {
         var brokers: Int = 1
         @Flag(help: "After the load phase, a reconnect storm (SIGUSR1 to the fleet) timed until every device is back online.")
         var reconnectStorm = false
+        @Flag(help: "Instead of a fleet process: what one device holds, part by part, measured in this process on --count devices.")
+        var breakdown = false
         @Flag(help: "Print the results as one JSON object.") var json = false
 
         func validate() throws {
@@ -52,6 +54,14 @@ extension BenchCommand {
 
         func run() async throws {
             DescriptorBudget.raiseToHardLimit()
+            if breakdown {
+                let rows = try await FleetMemoryBreakdown.run(template: try loadProfile(profile), count: count, threads: threads)
+                say("bench fleet --breakdown: \(count) devices of \(profile), bytes per device (anonymous memory after malloc_trim; RSS)")
+                for r in rows {
+                    say(String(format: "  %8.0f anon %8.0f RSS  %@", r.heapBytesPerDevice, r.rssBytesPerDevice, r.part))
+                }
+                return
+            }
             var started: [MosquittoBroker] = []
             defer { for b in started { b.stop() } }
             for _ in 0..<brokers {

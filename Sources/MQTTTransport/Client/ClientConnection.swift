@@ -105,7 +105,10 @@ final class ClientConnection: @unchecked Sendable {
     ) {
         guard !outbox.isEmpty else { return ([], nil, nil) }
         let taken = outbox
-        outbox.removeAll(keepingCapacity: true)
+        // Not keepingCapacity: `taken` shares the buffer, so keeping it would copy it, and an idle
+        // client (thousands in a fleet) would hold a buffer of its largest burst (docs/fleet.md
+        // "Memory per device").
+        outbox = []
         return (taken, messageHandler, stateHandler)
     }
 
@@ -139,6 +142,7 @@ final class ClientConnection: @unchecked Sendable {
             outbox.append(.resume(continuation, result))
         }
         waiters.timeouts.removeValue(forKey: token)?.cancel()
+        waiters.releaseEmptyStorage()
     }
 
     private func failAllWaiters(_ error: MQTTError) {
@@ -577,6 +581,7 @@ final class ClientConnection: @unchecked Sendable {
         let result: Result<Void, MQTTError> =
             rejected ? .failure(.subscribeFailed("broker rejected \(filter)")) : .success(())
         for token in waiters.subacks.removeValue(forKey: filter) ?? [] { resume(token, result) }
+        waiters.releaseEmptyStorage()
     }
 
     // MARK: Helpers (mutex held)

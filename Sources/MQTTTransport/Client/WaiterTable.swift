@@ -18,13 +18,23 @@ struct WaiterTable {
         return last
     }
 
+    /// A dictionary keeps its storage when its last entry is removed: give back the storage of
+    /// the empty ones, so an idle client (one of thousands in a fleet) holds none.
+    mutating func releaseEmptyStorage() {
+        if continuations.isEmpty, continuations.capacity > 0 { continuations = [:] }
+        if timeouts.isEmpty, timeouts.capacity > 0 { timeouts = [:] }
+        if pubacks.isEmpty, pubacks.capacity > 0 { pubacks = [:] }
+        if subacks.isEmpty, subacks.capacity > 0 { subacks = [:] }
+        if subscribeMids.isEmpty, subscribeMids.capacity > 0 { subscribeMids = [:] }
+    }
+
     mutating func takeConnected() -> [UInt64] {
-        defer { connected.removeAll() }
+        defer { connected = [] }
         return connected
     }
 
     mutating func takeClosed() -> [UInt64] {
-        defer { closed.removeAll() }
+        defer { closed = [] }
         return closed
     }
 }
