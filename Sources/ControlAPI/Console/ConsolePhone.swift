@@ -15,12 +15,14 @@ import WebRTCLink
 /// `"type":"phone"`.
 ///
 /// Live video: the page's browser makes a WebRTC offer (ICE gathered, candidates in the SDP) and
-/// hands it to `openVideo(offerSDP:)`, which sends it to the device as this user's 302 offer for the
-/// answered session, collects the device's answer and candidates, and returns the answer with the
+/// hands it to `openVideo(offerSDP:)`. The app user sends it to the device as its 302 offer for the
+/// answered session (`AppUser.openVideo` on a `BrowserLink`: the app's own 302 path and link rules),
+/// the link collects the device's answer and candidates, and the answer goes back with the
 /// candidates merged in (`SDPCandidates.merge`). No WebSocket: one request, one answer.
 public actor ConsolePhone {
     public nonisolated let userId: String
     private let app: AppUser
+    private let links = BrowserLinks()
     private let hub: EventHub
     private var pump: Task<Void, Never>?
     private var lastEnded: CallRecord?
@@ -38,7 +40,7 @@ public actor ConsolePhone {
         self.userId = userId
         self.hub = hub
         self.app = try AppUser(userId: userId, connection: connection,
-                               config: AppEngineConfig(userId: userId, incomingPolicy: .manual), log: log)
+                               config: AppEngineConfig(userId: userId, incomingPolicy: .manual), log: log, links: links)
     }
 
     /// Connects and subscribes to every device's out topic.
@@ -72,8 +74,13 @@ public actor ConsolePhone {
             lastEnded = r
             ringingFrom = nil
             if video?.sessionId == r.sessionId { video = nil }
-        case .signal(let m, _):
+        case .signal(let m, let from):
             if case .disconnect = m.body, video?.sessionId == m.header.sessionId { video?.state = "closed" }
+            // The app hands no end-of-candidates to a link; the browser's answer waits for it.
+            if case .candidate(let c) = m.body, c.isEndOfCandidates, let v = video, v.devId == from,
+               v.sessionId == m.header.sessionId {
+                links.link(sessionId: v.sessionId)?.endOfCandidates()
+            }
         default: break
         }
         var e = Components.Schemas.PhoneEvent(_type: .phone, user: userId, t: Int(clamping: WallClock.nowMs()),
@@ -138,64 +145,57 @@ public actor ConsolePhone {
         }
     }
 
-    /// Sends the browser's offer to the device that this user answered (302 offer, this user's
-    /// `from`, the answered session, `auth` from the device's secrets) and returns the device's
-    /// answer with every candidate it sent within `gather` after the answer (or until its
+    /// Sends the browser's offer to the device that this user answered (the app user's 302 offer:
+    /// this user's `from`, the answered session, `auth` from the device's secrets) and returns the
+    /// device's answer with every candidate it sent within `gather` after the answer (or until its
     /// end-of-candidates) merged in. Throws 409 (no answered call), 502 (the device refused:
     /// `disconnect`), 504 (no answer within `timeout`).
     public func openVideo(offerSDP: String, timeout: Duration = .seconds(8), gather: Duration = .milliseconds(1500)) async throws(ControlError) -> String {
         guard await app.phase == .answered, let session = await app.session else {
             throw ControlError(status: 409, "the console phone has no answered call to show video for")
         }
-        guard let devId = session.answeredBy == userId ? session.peers.first : nil, let address = addresses[devId] else {
+        guard let devId = session.answeredBy == userId ? session.peers.first : nil, addresses[devId] != nil else {
             throw ControlError(status: 409, "the console phone's call has no device it can reach")
         }
         let sid = session.sessionId
-        let events = await app.events()
-        let collector = SignalCollector()
-        // PROTOCOL.md 4 (P2PLinkRules): only the device the offer goes to, for this session, counts.
-        var rules = P2PLinkRules(app: ())
-        rules.opened(sessionId: sid, peer: devId)
-        let linkRules = rules
-        let pump = Task {
-            for await event in events {
-                guard case .signal(let m, let from) = event, from == devId,
-                      linkRules.accepts(sessionId: m.header.sessionId, from: m.header.from) else { continue }
-                collector.add(m.body)
-            }
-        }
-        defer { pump.cancel() }
-        let auth = P2PAuth.compute(p2pPassword: address.p2pPassword, localKey: address.localKey, devId: devId)
-        let offer = SignalMessage(header: SignalHeader(from: userId, to: devId, sessionId: sid),
-                                  body: .offer(SignalOffer(sdp: offerSDP, streamType: .main, auth: auth)))
         video = (sid, devId, "negotiating")
         videoStream = .main
+        links.offer(offerSDP, sessionId: sid)
         do {
-            try await app.send(offer.envelope(t: WallClock.nowSeconds()), to: devId)
+            try await app.openVideo(streamType: .main, sessionId: sid, devId: devId)
         } catch {
             video = nil
             throw ControlError(status: 502, "cannot send the offer to \(devId): \(error)")
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        var answeredAt: ContinuousClock.Instant?
-        while true {
-            let seen = collector.snapshot
-            if let reason = seen.disconnect {
+        guard let link = links.link(sessionId: sid) else {
+            video = nil
+            throw ControlError(status: 502, "cannot send the offer to \(devId): no link")
+        }
+        let deadline = link.tell(.timedOut, after: timeout)
+        var gathering: Task<Void, Never>?
+        defer {
+            deadline.cancel()
+            gathering?.cancel()
+        }
+        for await progress in link.progress {
+            let seen = link.snapshot
+            if seen.closed, let reason = await app.disconnectReason(sessionId: sid) {
                 video?.state = "refused"
                 throw ControlError(status: 502, "the device refused the offer (disconnect, close_reason \(reason))")
             }
-            if seen.answer != nil, answeredAt == nil { answeredAt = clock.now }
-            if let answer = seen.answer, let at = answeredAt, seen.ended || clock.now >= at + gather {
-                video?.state = "answered"
-                return SDPCandidates.merge(answer, candidates: seen.candidates)
-            }
-            if answeredAt == nil, clock.now >= deadline {
+            if let answer = seen.answer {
+                if gathering == nil { gathering = link.tell(.gathered, after: gather) }
+                if seen.ended || progress == .gathered {
+                    video?.state = "answered"
+                    return SDPCandidates.merge(answer, candidates: seen.candidates)
+                }
+            } else if progress == .timedOut {
                 video = nil
                 throw ControlError(status: 504, "no answer from \(devId) within \(timeout)")
             }
-            try? await Task.sleep(for: .milliseconds(25))
         }
+        video = nil
+        throw ControlError(status: 504, "no answer from \(devId) within \(timeout)")
     }
 
     /// Closes the browser's link: tells the device (302 `disconnect`, close_reason 0). Nothing to
@@ -203,10 +203,7 @@ public actor ConsolePhone {
     public func closeVideo() async {
         guard let v = video else { return }
         video = nil
-        let message = SignalMessage(header: SignalHeader(from: userId, to: v.devId, sessionId: v.sessionId),
-                                    body: .disconnect(SignalDisconnect(closeReason: 0)))
-        try? await app.send(message.envelope(t: WallClock.nowSeconds()), to: v.devId)
-        await app.mediaLink(up: false, sessionId: v.sessionId)
+        await app.closeVideo(sessionId: v.sessionId, devId: v.devId, closeReason: 0)
     }
 
     /// The HD/SD button: PROTOCOL.md 4 `resolution` on the browser's live link, as this user (the
@@ -227,29 +224,4 @@ public actor ConsolePhone {
     public func answer() async throws(CallActionError) { try await app.answer() }
     public func reject() async throws(CallActionError) { try await app.reject() }
     public func hangUp() async throws(CallActionError) { try await app.hangUp() }
-}
-
-/// The device's 302 answer and candidates for one session, as they arrive.
-final class SignalCollector: Sendable {
-    struct Seen {
-        var answer: String?
-        var candidates: [(line: String, mLineIndex: Int)] = []
-        var ended = false
-        var disconnect: Int64?
-    }
-    private let seen = Mutex(Seen())
-
-    func add(_ body: SignalBody) {
-        seen.withLock { seen in
-            switch body {
-            case .answer(let a): seen.answer = a.sdp
-            case .candidate(let c):
-                if c.isEndOfCandidates { seen.ended = true } else { seen.candidates.append((c.wireLine, c.effectiveMLineIndex)) }
-            case .disconnect(let d): seen.disconnect = d.closeReason
-            case .offer, .resolution: break
-            }
-        }
-    }
-
-    var snapshot: Seen { seen.withLock { $0 } }
 }
