@@ -103,6 +103,19 @@ extension Scenarios {
             #expect(simulated.steps.count == real.steps.count)
         }
 
+        @Test("simulated time is deterministic: the same file twice gives the same timeline, event for event and to the millisecond")
+        func deterministic() async throws {
+            let s = try Scenario.load(path: scenariosFolder + "/doorbell-answered-by-other.yaml")
+            let a = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
+            let b = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
+            func lines(_ r: ScenarioResult) -> [String] {
+                r.observations.map { "\(Int64(($0.time.timeIntervalSince(r.startedAt) * 1000).rounded())) \($0.device) \($0.session ?? "-") \($0.kind)" }
+            }
+            #expect(a.passed && b.passed)
+            #expect(lines(a).count > 20, "\(lines(a))")
+            #expect(lines(a) == lines(b))
+        }
+
         @Test("a wait for a state that never comes fails at its deadline, naming the condition, and costs no wall time")
         func waitFailsAtDeadline() async throws {
             let s = try scenario("""
