@@ -24,7 +24,7 @@ public enum P2PLinkSignal: Sendable {
 /// `VideoFeeds`). Its signals come out as one ordered stream. A `resolution` message moves the
 /// link to the other stream's feed; the new feed's first frame is a key frame, and the old one
 /// keeps sending until then (no gap).
-final class P2PLink: DeviceMediaLink, @unchecked Sendable {
+final class P2PLink: DeviceMediaLink, Sendable {
     let sessionId: String
     /// The offer's header; replies swap from/to and echo the rest.
     let offerHeader: SignalHeader
@@ -38,25 +38,27 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
     private let slots: LiveViewSlots
     private let answerer: WebRTCAnswerer
     private let continuation: AsyncStream<P2PLinkSignal>.Continuation
-    private let lock = NSLock()
-    private var active: Route?
-    private var pending: Route?
-    private var stream: StreamType
-    private var closed = false
-    private var connected = false
-    /// The `fmp4Stream` data channel's stream (PROTOCOL.md 7), once the app opened it.
-    private var hevc: HEVCChannelStream?
+    private let state: Mutex<State>
+    /// What the link's threads (GStreamer's, the feeds', the device's) share.
+    private struct State {
+        var active: Route?
+        var pending: Route?
+        var stream: StreamType
+        var closed = false
+        var connected = false
+        /// The `fmp4Stream` data channel's stream (PROTOCOL.md 7), once the app opened it.
+        var hevc: HEVCChannelStream?
+    }
     /// Whether the answer has an RTP video track (an app that takes HEVC over the data channel
     /// may offer none: then no H.264 feed is used).
     private let sendsRTPVideo: Bool
 
     /// One subscription to one feed.
-    private final class Route: @unchecked Sendable {
+    private final class Route: Sendable {
         let feed: VideoFeeds.Feed
         let stream: StreamType
-        let requestedAt = ContinuousClock.now
-        var subscription = 0
-        var statusWatch = 0
+        /// The fan-out subscription and the capture status watch (set once subscribed).
+        let ids = Mutex((subscription: 0, statusWatch: 0))
         init(feed: VideoFeeds.Feed, stream: StreamType) {
             self.feed = feed
             self.stream = stream
@@ -71,7 +73,7 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
         self.openedAtMs = openedAtMs
         sessionId = header.sessionId
         offerHeader = header
-        stream = offer.streamType
+        state = Mutex(State(stream: offer.streamType))
         self.profile = profile
         self.feeds = feeds
         let (signalStream, continuation) = AsyncStream<P2PLinkSignal>.makeStream(bufferingPolicy: .unbounded)
@@ -142,8 +144,8 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
         if liveView { slots.take() }
         do {
             if sendsRTPVideo {
-                let route = try makeRoute(stream: stream)
-                lock.withLock { active = route }
+                let route = try makeRoute(stream: streamType)
+                state.withLock { $0.active = route }
                 subscribe(route)
             }
             try answerer.start()
@@ -154,45 +156,45 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
     }
 
     /// Whether the link ever came up (DTLS connected).
-    var hasConnected: Bool { lock.withLock { connected } }
+    var hasConnected: Bool { state.withLock { $0.connected } }
 
-    fileprivate func markConnected() { lock.withLock { connected = true } }
+    fileprivate func markConnected() { state.withLock { $0.connected = true } }
 
     /// The stream the link sends now (or is switching to).
-    var streamType: StreamType { lock.withLock { stream } }
+    var streamType: StreamType { state.withLock { $0.stream } }
 
     /// PROTOCOL.md 4 `resolution`: moves the link to the other stream's feed. The new feed is
     /// asked for a key frame; the old feed goes on until it arrives. False when the link already
     /// sends that stream (nothing to do).
     @discardableResult
     func switchStream(to target: StreamType) throws -> Bool {
-        let same = lock.withLock { () -> Bool in
-            guard !closed, stream != target else { return true }
+        let same = state.withLock { s -> Bool in
+            guard !s.closed, s.stream != target else { return true }
             return false
         }
         if same { return false }
-        lock.withLock { hevc }?.switchStream(to: target)
+        state.withLock { $0.hevc }?.switchStream(to: target)
         guard sendsRTPVideo else {
-            lock.withLock { stream = target }
+            state.withLock { $0.stream = target }
             return true
         }
         let route = try makeRoute(stream: target)
-        let replaced: Route?? = lock.withLock {
-            guard !closed else { return nil }
+        let replaced: Route?? = state.withLock { s in
+            guard !s.closed else { return nil }
             defer {
-                pending = route
-                stream = target
+                s.pending = route
+                s.stream = target
             }
-            return .some(pending)
+            return .some(s.pending)
         }
         guard let replaced else {
             feeds.release(route.feed)
             return false
         }
         if let old = replaced { drop(old) }
-        if let current = lock.withLock({ active }), current.feed === route.feed {
+        if let current = state.withLock({ $0.active }), current.feed === route.feed {
             // Both streams come from one feed (a clip, an H.264 camera): nothing changes.
-            lock.withLock { pending = nil }
+            state.withLock { $0.pending = nil }
             feeds.release(route.feed)
             return true
         }
@@ -206,26 +208,27 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
     }
 
     private func subscribe(_ route: Route) {
-        route.subscription = route.feed.fanOut.subscribe { [weak self, weak route] accessUnit, isKeyFrame in
+        let subscription = route.feed.fanOut.subscribe { [weak self, weak route] accessUnit, isKeyFrame in
             guard let self, let route else { return }
             self.send(accessUnit, isKeyFrame: isKeyFrame, via: route)
         }
         let continuation = self.continuation
-        route.statusWatch = route.feed.capture.watchStatus { status in
+        let statusWatch = route.feed.capture.watchStatus { status in
             if case .stopped = status { return }
             continuation.yield(.camera(status))
         }
+        route.ids.withLock { $0 = (subscription: subscription, statusWatch: statusWatch) }
     }
 
     private func send(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool, via route: Route) {
-        let (sends, retired): (Bool, Route?) = lock.withLock {
-            if closed { return (false, nil) }
-            if route === active { return (true, nil) }
+        let (sends, retired): (Bool, Route?) = state.withLock { s in
+            if s.closed { return (false, nil) }
+            if route === s.active { return (true, nil) }
             // The fan-out gives a new subscriber nothing before a key frame.
-            guard route === pending, isKeyFrame else { return (false, nil) }
-            let old = active
-            active = route
-            pending = nil
+            guard route === s.pending, isKeyFrame else { return (false, nil) }
+            let old = s.active
+            s.active = route
+            s.pending = nil
             return (true, old)
         }
         if let retired { drop(retired) }
@@ -233,8 +236,9 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
     }
 
     private func drop(_ route: Route) {
-        route.feed.fanOut.unsubscribe(route.subscription)
-        route.feed.capture.unwatchStatus(route.statusWatch)
+        let ids = route.ids.withLock { $0 }
+        route.feed.fanOut.unsubscribe(ids.subscription)
+        route.feed.capture.unwatchStatus(ids.statusWatch)
         feeds.release(route.feed)
     }
 
@@ -253,10 +257,10 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
         let stream = HEVCChannelStream(
             channel: channel, profile: profile, stream: streamType, feeds: feeds,
             note: { text in continuation.yield(.note(text)) })
-        let old: HEVCChannelStream?? = lock.withLock {
-            guard !closed else { return nil }
-            defer { hevc = stream }
-            return .some(hevc)
+        let old: HEVCChannelStream?? = state.withLock { s in
+            guard !s.closed else { return nil }
+            defer { s.hevc = stream }
+            return .some(s.hevc)
         }
         guard let old else { return }
         old?.close()
@@ -264,10 +268,10 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
     }
 
     /// The `fmp4Stream` counters, when the app opened that channel.
-    var hevcStats: HEVCChannelStream.Statistics? { lock.withLock { hevc }?.stats }
+    var hevcStats: HEVCChannelStream.Statistics? { state.withLock { $0.hevc }?.stats }
 
     fileprivate func peerAskedForKeyFrame() {
-        lock.withLock { active }?.feed.fanOut.requestKeyFrame()
+        state.withLock { $0.active }?.feed.fanOut.requestKeyFrame()
     }
 
     func addRemoteCandidate(_ line: String, mLineIndex: Int) {
@@ -285,18 +289,18 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
     var isSpeakerOn: Bool { answerer.isSpeakerOn }
 
     func close() {
-        let (first, routes): (Bool, [Route]) = lock.withLock {
-            guard !closed else { return (false, []) }
-            closed = true
+        let (first, routes): (Bool, [Route]) = state.withLock { s in
+            guard !s.closed else { return (false, []) }
+            s.closed = true
             defer {
-                active = nil
-                pending = nil
+                s.active = nil
+                s.pending = nil
             }
-            return (true, [active, pending].compactMap { $0 })
+            return (true, [s.active, s.pending].compactMap { $0 })
         }
         guard first else { return }
         for route in routes { drop(route) }
-        lock.withLock { hevc }?.close()
+        state.withLock { $0.hevc }?.close()
         if liveView { slots.give() }
         answerer.close()
         continuation.finish()
@@ -304,8 +308,14 @@ final class P2PLink: DeviceMediaLink, @unchecked Sendable {
 }
 
 /// The link, weakly, for the answerer's callbacks (no cycle).
-private final class LinkBox: @unchecked Sendable {
-    weak var link: P2PLink?
+private final class LinkBox: Sendable {
+    private struct Weak { weak var link: P2PLink? }
+    private let ref = Mutex(Weak())
+
+    var link: P2PLink? {
+        get { ref.withLock { $0.link } }
+        set { ref.withLock { $0.link = newValue } }
+    }
 }
 
 /// The process's live-view links (issue 11: a cap per process as well as per device). The real
