@@ -132,9 +132,11 @@ public actor Device {
         self.dataPoints = try DataPointStore(ids: profile.dataPoints.ids, startValues: profile.dataPointStartValues)
         self.power = PowerMachine(config: PowerConfig(profile: profile))
         self.powerTimers = ScheduledTimers(scheduler: scheduler)
-        self.mediaStore = DeviceMediaStore(devId: profile.identity.devId, root: mediaRoot ?? DeviceMediaStore.defaultRoot)
+        self.mediaStore = DeviceMediaStore(devId: profile.identity.devId, root: mediaRoot ?? DeviceMediaStore.defaultRoot,
+                                           clock: clock)
         self.pushes = profile.push.isEnabled
-            ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir), log: log) : nil
+            ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir), log: log,
+                         clock: clock, scheduler: scheduler) : nil
         self.linkRules = P2PLinkRules(device: P2PLinkRules.DeviceSecrets(
             devId: profile.identity.devId, p2pPassword: profile.identity.p2pPassword,
             localKey: profile.identity.localKey, liveView: profile.capabilities.liveView),

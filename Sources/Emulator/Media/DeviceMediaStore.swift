@@ -1,3 +1,4 @@
+import CallRuntime
 import Foundation
 
 /// One device's snapshots and messages on disk (PROTOCOL.md 8.5), served read-only by the control
@@ -39,7 +40,12 @@ public actor DeviceMediaStore {
 
     /// Opens `<root>/<devId>/`, making it if missing. Never fails: a folder that cannot be made
     /// makes every `store` fail with the reason (the device runs on without media).
-    public init(devId: String, root: String = DeviceMediaStore.defaultRoot, limits: MediaLimits = MediaLimits()) {
+    /// What `storedAtMs` reads (the device's clock).
+    private nonisolated let clock: any EngineClock
+
+    public init(devId: String, root: String = DeviceMediaStore.defaultRoot, limits: MediaLimits = MediaLimits(),
+                clock: any EngineClock = SystemClock()) {
+        self.clock = clock
         self.devId = devId
         self.limits = limits
         let folder = (root.hasSuffix("/") ? root : root + "/") + Self.folderName(devId: devId)
@@ -158,7 +164,7 @@ public actor DeviceMediaStore {
         entries.removeAll { $0.name == name }
         guard let kind = MediaKind(name: name) else { throw .badName(name, why: "must end in .jpg or .mp4") }
         let ref = MediaRef(name: name, path: apiPath(name), kind: kind, bytes: bytes,
-                           storedAtMs: Int64((Date().timeIntervalSince1970 * 1000).rounded()), durationSeconds: durationSeconds)
+                           storedAtMs: clock.nowMs(), durationSeconds: durationSeconds)
         entries.append(ref)
         statistics.stored += 1
         evict(keeping: name)

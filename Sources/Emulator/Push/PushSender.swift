@@ -56,11 +56,18 @@ public actor PushSender {
     /// A number in 0..<1 per push, for the loss fault (injected by tests).
     private let random: @Sendable () -> Double
 
+    /// The delay fault waits on these (the device's clock and scheduler: simulated time too).
+    private let clock: any EngineClock
+    private let scheduler: any TimerScheduling
+
     public init(configuration: PushConfiguration, log: EventLog? = nil,
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                clock: any EngineClock = SystemClock(), scheduler: any TimerScheduling = TimerScheduler.shared) {
         self.configuration = configuration
         self.log = log
         self.random = random
+        self.clock = clock
+        self.scheduler = scheduler
     }
 
     public var counters: Counters { totals }
@@ -81,7 +88,10 @@ public actor PushSender {
         totals.presses += 1
         guard configuration.isEnabled, !users.isEmpty else { return PushOutcome() }
         if faults.delaySeconds > 0 {
-            try? await Task.sleep(for: .milliseconds(Int64((faults.delaySeconds * 1000).rounded())))
+            let delay = Duration.milliseconds(WallClock.milliseconds(seconds: faults.delaySeconds))
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                scheduler.schedule(after: delay, on: clock) { done.resume() }
+            }
         }
         var outcome = PushOutcome()
         var delivered: [String] = []
