@@ -7,6 +7,7 @@ public struct AppCallEngine: Sendable {
     public internal(set) var config: AppEngineConfig
     var state: AppState = .idle
     var timers = ArmedTimers()
+    var endedSessions = EndedSessions()
 
     public init(config: AppEngineConfig) {
         self.config = config

@@ -11,6 +11,7 @@ public struct AppDoorbellEngine: Sendable, CallRoleEngine {
     public internal(set) var config: AppDoorbellConfig
     var state: AppDoorbellState = .idle
     var timers = ArmedTimers()
+    var endedSessions = EndedSessions()
 
     public init(config: AppDoorbellConfig) {
         self.config = config
@@ -28,9 +29,12 @@ public struct AppDoorbellEngine: Sendable, CallRoleEngine {
 
     /// PROTOCOL.md 8.1: a 43 from a device. One of the household's, while no doorbell call is on:
     /// the phone rings, and the app waits for the device's ring timeout (plus a grace) at most.
-    /// Anything else (another device, a call already on, the same press redelivered) is ignored.
+    /// Anything else (another device, a call already on, the same press redelivered, during its
+    /// call or after it ended) is ignored.
     public mutating func pressed(_ press: DoorbellPressMessage, now: Int64) -> [CallEffect] {
         guard case .idle = state, !press.edata.isEmpty else { return [] }
+        // [ours] The 43 of a doorbell call this app has already ended, delivered again: no ring.
+        guard !endedSessions.contains(press.edata) else { return [] }
         guard config.devices.isEmpty || config.devices.contains(press.devId) else { return [] }
         let deadline = now.addingSaturating(config.ringTimeoutMs).addingSaturating(config.ringGraceMs)
         let ring = AppDoorbellRing(devId: press.devId, callId: press.edata, startedAt: now, deadline: deadline)

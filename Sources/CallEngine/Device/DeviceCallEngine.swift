@@ -10,6 +10,7 @@ public struct DeviceCallEngine: Sendable {
     public internal(set) var config: DeviceEngineConfig
     var state: DeviceState = .idle
     var timers = ArmedTimers()
+    var endedSessions = EndedSessions()
     /// Fault injection: answer every valid call with `busy` (see `LocalAction.setActingBusy`).
     public internal(set) var isActingBusy = false
 

@@ -14,6 +14,7 @@ public struct DoorbellCallEngine: Sendable, CallRoleEngine {
     public internal(set) var config: DoorbellEngineConfig
     var state: DoorbellState = .idle
     var timers = ArmedTimers()
+    var endedSessions = EndedSessions()
     /// Kept for `DeviceSideEngine`'s passthrough; a doorbell takes no §3 incoming call, so it has
     /// no effect here.
     public internal(set) var answerPolicy: AnswerPolicy = .manual

@@ -10,6 +10,7 @@ extension CallRoleEngine {
             state = next
             return effects
         }
+        endedSessions.note(closing.sessionId)
         var effects: [CallEffect] = []
         if closing.stopsRinging { effects.append(.stopRinging(sessionId: closing.sessionId)) }
         if closing.closesLink { effects.append(.closeMediaLink(sessionId: closing.sessionId)) }

@@ -16,6 +16,8 @@ protocol CallRoleEngine {
     associatedtype State: CallRoleState
     var state: State { get set }
     var timers: ArmedTimers { get set }
+    /// The last sessions this role ended (a late duplicate of their `call` or 43 does not ring).
+    var endedSessions: EndedSessions { get set }
     var phase: CallPhase { get }
 
     /// A decoded 308 event (PROTOCOL.md 3). Default: ignored (the doorbell app's engine).

@@ -29,6 +29,12 @@ extension CallRoleRules {
             return [.send(call.reply(.answer, from: localId))]
         }
 
+        // [ours] A `call` for a session this side has already ended (a late duplicate): dropped and
+        // counted, no reply, no ring (EndedSessions).
+        if endedSessions.contains(call.sessionId) {
+            return [.refused(call, .sessionEnded)]
+        }
+
         // 3.4: "A call whose deadline has already passed: stop with reason expired."
         guard deadline > now else {
             return [.refused(call, .expired(deadline: deadline, now: now)),
