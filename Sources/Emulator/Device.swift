@@ -45,13 +45,13 @@ public actor Device {
     /// Profile DPs the cloud's schema lacks that were already warned about (once each).
     var warnedOutsideSchema: Set<DPId> = []
     private var opener: PayloadOpener
-    private var sealer: PayloadSealer
+    var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
     private(set) var connected = false
     /// Connected, subscribed, and presence published.
     private var ready = false
-    private var callsEnded = 0
-    private var lastCall: CallRecord?
+    var callsEnded = 0
+    var lastCall: CallRecord?
     private var observers = EventObservers<DeviceEvent>()
     private var pump: Task<Void, Never>?
     private var readyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
@@ -59,9 +59,9 @@ public actor Device {
     var random = SystemRandomNumberGenerator()
     private var stopped = false
     /// Replies held back by the reply-delay fault, in order, each with when it is due.
-    private var delayedOutbox: [(dueMs: Int64, payload: [UInt8], what: String)] = []
+    var delayedOutbox: [(dueMs: Int64, payload: [UInt8], what: String)] = []
     /// Set by `dropConnection`: the level of the next "broker unreachable" line.
-    private var droppedOnPurpose: LogLevel?
+    var droppedOnPurpose: LogLevel?
     var links: [String: any DeviceMediaLink] = [:]
     /// Per link: its generation in `linkRules` and its connect-timeout reaper (until it is up).
     var linkTimers: [String: LinkTimer] = [:]
@@ -451,179 +451,11 @@ public actor Device {
         emit(.refused(why: why))
     }
 
-    // MARK: Carrying out the engine's effects
-
-    /// Feeds one input to the engine (through the host, which keeps the timers).
-    private func feed(_ input: CallInput) { run(host.handle(input, fire: timerFire)) }
-
-    /// What a due timer calls: back onto this actor.
-    nonisolated var timerFire: @Sendable (CallTimer) async -> Void {
-        { [weak self] timer in await self?.feed(.timerFired(timer)) }
-    }
-
-    func run(_ effects: [CallEffect], quiet: Bool = false) {
-        defer { if !effects.isEmpty { noteSessionsChanged() } }
-        for effect in effects {
-            switch effect {
-            case .send(let message):
-                if message.event == .heartbeat, faults.heartbeatRepliesSuppressed {
-                    log.log(.info, "fault: heartbeat reply suppressed", device: devId, fields: [("session", message.sessionId)])
-                    continue
-                }
-                log.callEvent(.outbound, message, device: devId, level: quiet ? .debug : .info)
-                publish(message.envelope(t: clock.nowSeconds()), what: message.event.rawValue)
-                emit(.sent(message))
-            case .armTimer, .cancelTimer:
-                break  // the host keeps the timers
-            case .startRinging(let sessionId):
-                log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
-                linkFactory.prepareWhileRinging(profile: profile)
-                emit(.ringing(sessionId: sessionId))
-            case .stopRinging(let sessionId):
-                emit(.ringingStopped(sessionId: sessionId))
-            case .peerRinging(let sessionId, let peer):
-                log.log(.info, "app is ringing", device: devId, fields: [("session", sessionId), ("user", peer)])
-            case .expectMediaLink(let sessionId, let peer):
-                log.log(.debug, "expecting P2P offer", device: devId, fields: [("session", sessionId), ("from", peer)])
-            case .closeMediaLink(let sessionId):
-                closeLink(sessionId, notifyPeer: true)
-            case .callEnded(let record):
-                callsEnded += 1
-                lastCall = record
-                var fields = [("session", record.sessionId), ("outcome", record.outcome.rawValue),
-                              ("peers", record.peers.joined(separator: ","))]
-                if let reason = record.reason { fields.append(("reason", reason.rawValue)) }
-                log.log(.info, "call ended", device: devId, fields: fields)
-                emit(.callEnded(record))
-            case .refused(let message, let why):
-                refuse("refused \(message.event.rawValue) session=\(message.sessionId) from=\(message.curId): \(why)", kind: .call)
-            case .actionRefused(let action, let error):
-                log.log(.warning, "operator action refused", device: devId, fields: [("action", "\(action)"), ("why", "\(error)")])
-            case .refusedDoorbell(let message, let why):
-                refuse("refused video_doorbell \(message.event.rawValue) call=\(message.eData) from=\(message.uid ?? ""): \(why)", kind: .call)
-            case .sendDoorbell(let message):
-                log.log(quiet ? .debug : .info, "-> video_doorbell \(message.event.rawValue)", device: devId,
-                        fields: [("call", message.eData), ("user", message.uid ?? "")] + (message.reason.map { [("reason", $0)] } ?? []))
-                publish(message.envelope(t: clock.nowSeconds()), what: "video_doorbell \(message.event.rawValue)")
-                emit(.sentDoorbell(message))
-            case .announcePress(let callId):
-                announcePress(callId: callId)
-            case .ringTimedOut(let callId):
-                reportRingTimeout(callId: callId)
-            case .leaveMessage(let callId):
-                leaveMessage(callId: callId)
-            }
-        }
-    }
-
-    func publish(_ envelope: Envelope, what: String) {
-        let payload: [UInt8]
-        do {
-            payload = try sealer.seal(envelope)
-        } catch {
-            log.log(.error, "could not seal \(what)", device: devId, fields: [("why", "\(error)")])
-            return
-        }
-        guard faults.replyDelayMs > 0 else {
-            send(payload, what: what)
-            return
-        }
-        // Each reply goes out `replyDelayMs` late, on the injected scheduler; they keep their
-        // order (a reply is never due before the one before it, and each timer sends every reply
-        // due by its own deadline, whichever timer's hop comes first).
-        let now = clock.nowMs()
-        let (late, overflow) = now.addingReportingOverflow(min(max(0, faults.replyDelayMs), 86_400_000))
-        let due = max(overflow ? .max : late, delayedOutbox.last?.dueMs ?? .min)
-        delayedOutbox.append((dueMs: due, payload: payload, what: what))
-        scheduler.schedule(atMs: due, nowMs: now) { [weak self] in await self?.sendDelayed(through: due) }
-    }
-
-    private func sendDelayed(through dueMs: Int64) {
-        while let first = delayedOutbox.first, first.dueMs <= dueMs {
-            delayedOutbox.removeFirst()
-            send(first.payload, what: first.what)
-        }
-    }
-
-    private func send(_ payload: [UInt8], what: String) {
-        do {
-            try client.publish(topic: topics.out, payload: payload, qos: 1, retain: false)
-        } catch {
-            log.log(.error, "could not publish \(what)", device: devId, fields: [("why", "\(error)")])
-        }
-    }
-
-    // MARK: Fault injection (QA: what the app sees when the device misbehaves)
+    // MARK: Fault injection (Device+Faults.swift)
 
     /// The faults in force.
-    public private(set) var faults = DeviceFaults()
-
-    /// Replace the faults in force (heartbeat replies, reply delay). Acting busy goes through the
-    /// engine (`setActingBusy`); a dropped connection through `dropConnection(for:)`.
-    /// `logLevel`: of this device's line (a fleet-wide fault logs one summary line itself and
-    /// each device's at debug).
-    public func setFaults(_ faults: DeviceFaults, logLevel: LogLevel = .warning) {
-        self.faults = faults
-        log.log(logLevel, "faults set", device: devId, fields: [
-            ("heartbeatRepliesSuppressed", String(faults.heartbeatRepliesSuppressed)),
-            ("replyDelayMs", String(faults.replyDelayMs)),
-        ])
-    }
-
-    /// Drops the MQTT connection without a DISCONNECT (the broker publishes the last will) and
-    /// reconnects after `seconds` plus a random share of `jitterSeconds` (a fleet-wide reconnect
-    /// storm spreads its reconnects this way).
-    /// `logLevel`: of this device's lines about the drop, the lost connection included (a
-    /// fleet-wide storm logs one summary line itself and each device's at debug).
-    public func dropConnection(for seconds: Double, jitterSeconds: Double = 0, logLevel: LogLevel = .warning) {
-        log.log(logLevel, "fault: dropping the MQTT connection", device: devId, fields: [("seconds", String(seconds))])
-        droppedOnPurpose = logLevel
-        client.disconnectAbruptly(reconnect: false)
-        let client = self.client
-        let base = seconds.isFinite ? min(max(0, seconds), 86_400) : 0
-        let spread = jitterSeconds.isFinite ? min(max(0, jitterSeconds), 3_600) : 0
-        let delay = base + (spread > 0 ? Double.random(in: 0...spread, using: &random) : 0)
-        scheduler.schedule(after: .milliseconds(WallClock.milliseconds(seconds: delay)), on: clock) { client.connect() }
-    }
-
-    /// Drops the MQTT connection without a DISCONNECT (the broker publishes the last will) and does
-    /// not reconnect: the caller does (`Fleet`'s reconnect storm paces every reconnect per broker).
-    public func dropConnectionForStorm(logLevel: LogLevel = .debug) {
-        log.log(logLevel, "fault: dropping the MQTT connection", device: devId, fields: [("reconnect", "paced by the fleet")])
-        droppedOnPurpose = logLevel
-        client.disconnectAbruptly(reconnect: false)
-    }
+    public internal(set) var faults = DeviceFaults()
 
     /// MQTT counters (reconnects, messages in and out).
     public nonisolated var mqttCounters: MQTTClientCounters { client.counters }
-}
-
-/// A link's generation in `P2PLinkRules` and its connect-timeout reaper (nil once it is up).
-struct LinkTimer: Sendable {
-    var generation: UInt64
-    var reaper: TimerToken?
-}
-
-/// Faults a QA run can inject into a device.
-public struct DeviceFaults: Sendable, Equatable {
-    /// Do not answer the app's heartbeats (the app ends the call with -2532).
-    public var heartbeatRepliesSuppressed = false
-    /// Publish every reply this many milliseconds late.
-    public var replyDelayMs: Int64 = 0
-
-    public init(heartbeatRepliesSuppressed: Bool = false, replyDelayMs: Int64 = 0) {
-        self.heartbeatRepliesSuppressed = heartbeatRepliesSuppressed
-        self.replyDelayMs = replyDelayMs
-    }
-}
-
-/// How a device runs on Tuya's cloud (PROTOCOL.md 9.4).
-public struct DeviceCloudOptions: Sendable, Equatable {
-    /// The DP ids of the product's schema that activation returned: a profile DP outside it is
-    /// warned about once and never sent (issue 21). Nil: no schema, every DP is sent.
-    public var schemaDataPoints: Set<DPId>?
-
-    public init(schemaDataPoints: Set<DPId>?) {
-        self.schemaDataPoints = schemaDataPoints
-    }
 }
