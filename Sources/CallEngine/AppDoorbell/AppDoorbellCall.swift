@@ -10,8 +10,8 @@ extension AppDoorbellEngine {
         effects += timers.cancelAll()
         effects.append(timers.arm(CallTimer(.heartbeatSend, sessionId: s), at: now.addingSaturating(config.heartbeatIntervalMs)))
         effects.append(timers.arm(CallTimer(.heartbeatWatchdog, sessionId: s), at: now.addingSaturating(config.heartbeatTimeoutMs)))
-        state = .answered(AppDoorbellCall(devId: ring.devId, callId: s, startedAt: ring.startedAt, deadline: ring.deadline,
-                                          answeredAt: now, media: .awaitingConnect))
+        state = .answered(DoorbellCall(callId: s, peer: ring.devId, startedAt: ring.startedAt, deadline: ring.deadline,
+                                       answeredAt: now, media: .awaitingConnect))
         return effects
     }
 
@@ -44,7 +44,7 @@ extension AppDoorbellEngine {
                                               answeredBy: ending.answeredBy, answeredAt: nil, ending, now: now))
         case .answered(let c):
             return ClosingCall(sessionId: c.callId, closesLink: true,
-                               record: record(devId: c.devId, callId: c.callId, startedAt: c.startedAt,
+                               record: record(devId: c.peer, callId: c.callId, startedAt: c.startedAt,
                                               answeredBy: userId, answeredAt: c.answeredAt, ending, now: now))
         }
     }

@@ -72,7 +72,7 @@ public struct AppDoorbellEngine: Sendable, CallRoleEngine {
             return snapshot(devId: r.devId, callId: r.callId, phase: .ringingIncoming, deadline: r.deadline,
                             startedAt: r.startedAt)
         case .answered(let c):
-            return snapshot(devId: c.devId, callId: c.callId, phase: .answered, deadline: c.deadline,
+            return snapshot(devId: c.peer, callId: c.callId, phase: .answered, deadline: c.deadline,
                             startedAt: c.startedAt, answeredAt: c.answeredAt, media: c.media)
         }
     }
@@ -80,7 +80,7 @@ public struct AppDoorbellEngine: Sendable, CallRoleEngine {
     /// The answered call and the device to open the P2P link with (`sessionid` = the call id).
     public var answeredCall: AnsweredCall? {
         guard case .answered(let c) = state else { return nil }
-        return AnsweredCall(sessionId: c.callId, peer: c.devId)
+        return AnsweredCall(sessionId: c.callId, peer: c.peer)
     }
 
     public var armedTimers: [(timer: CallTimer, at: Int64)] { timers.all }

@@ -22,7 +22,7 @@ extension AppDoorbellEngine {
             case .ringing(let ring), .accepting(let ring):
                 return decline(ring, reason: nil, now: now)
             case .answered(let call):
-                var effects: [CallEffect] = [outgoing(.stop, devId: call.devId, callId: call.callId)]
+                var effects: [CallEffect] = [outgoing(.stop, devId: call.peer, callId: call.callId)]
                 effects += end(Ending(.hungUp, by: .local), now: now)
                 return effects
             case .idle, .shutDown:

@@ -8,7 +8,7 @@ enum AppDoorbellState: Sendable {
     /// This user sent `accept`; the device's `answered` has not come yet (8.2).
     case accepting(AppDoorbellRing)
     /// The device said `answered` naming this user: the call is ours (8.2).
-    case answered(AppDoorbellCall)
+    case answered(DoorbellCall)
     case shutDown
 }
 
@@ -18,15 +18,6 @@ struct AppDoorbellRing: Sendable {
     let startedAt: Int64
     /// When the app gives up waiting (the device's ring timeout plus a grace).
     let deadline: Int64
-}
-
-struct AppDoorbellCall: Sendable {
-    let devId: String
-    let callId: String
-    let startedAt: Int64
-    let deadline: Int64
-    let answeredAt: Int64
-    var media: MediaLinkState
 }
 
 extension AppDoorbellState: CallRoleState {
@@ -44,7 +35,7 @@ extension AppDoorbellState: CallRoleState {
         switch self {
         case .idle, .shutDown: nil
         case .ringing(let r), .accepting(let r): (r.devId, r.callId)
-        case .answered(let c): (c.devId, c.callId)
+        case .answered(let c): (c.peer, c.callId)
         }
     }
 }

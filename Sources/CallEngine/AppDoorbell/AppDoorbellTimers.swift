@@ -23,14 +23,14 @@ extension AppDoorbellEngine {
 
         case (.heartbeatSend, .answered(let call)):
             // 8.2: heartbeat "from the user who accepted, every heartbeatInterval".
-            return [outgoing(.heartbeat, devId: call.devId, callId: call.callId),
+            return [outgoing(.heartbeat, devId: call.peer, callId: call.callId),
                     timers.arm(CallTimer(.heartbeatSend, sessionId: call.callId),
                                at: now.addingSaturating(config.heartbeatIntervalMs))]
 
         case (.heartbeatWatchdog, .answered(let call)):
             // 3.3: "An app that gets no answer for heartbeatTimeout ends the call with SDK error
             // -2532" (telling the device with stop heartbeat_timeout).
-            var effects: [CallEffect] = [outgoing(.stop, devId: call.devId, callId: call.callId, reason: .heartbeatTimeout)]
+            var effects: [CallEffect] = [outgoing(.stop, devId: call.peer, callId: call.callId, reason: .heartbeatTimeout)]
             effects += end(Ending(.stopped, by: .local, reason: .heartbeatTimeout, sdkError: .disconnect), now: now)
             return effects
 

@@ -80,7 +80,7 @@ public struct DoorbellCallEngine: Sendable, CallRoleEngine {
                             activePeers: members.filter { !ring.declined.contains($0) })
         case .connected(let call):
             return snapshot(callId: call.callId, phase: .answered, deadline: call.deadline, startedAt: call.startedAt,
-                            activePeers: [call.uid], answeredBy: call.uid, answeredAt: call.answeredAt, media: call.media)
+                            activePeers: [call.peer], answeredBy: call.peer, answeredAt: call.answeredAt, media: call.media)
         }
     }
 
@@ -88,7 +88,7 @@ public struct DoorbellCallEngine: Sendable, CallRoleEngine {
     /// the call id), or nil.
     public var answeredCall: AnsweredCall? {
         guard case .connected(let call) = state else { return nil }
-        return AnsweredCall(sessionId: call.callId, peer: call.uid)
+        return AnsweredCall(sessionId: call.callId, peer: call.peer)
     }
 
     /// Armed timers with their due times (for a console; the glue runs them from the effects).

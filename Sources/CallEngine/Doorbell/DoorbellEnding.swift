@@ -13,7 +13,7 @@ extension DoorbellCallEngine {
                                               answeredAt: nil, ending, now: now))
         case .connected(let call):
             return ClosingCall(sessionId: call.callId, closesLink: true,
-                               record: record(callId: call.callId, startedAt: call.startedAt, answeredBy: call.uid,
+                               record: record(callId: call.callId, startedAt: call.startedAt, answeredBy: call.peer,
                                               answeredAt: call.answeredAt, ending, now: now))
         }
     }
@@ -42,8 +42,8 @@ extension DoorbellCallEngine {
     var messageWindowTimer: CallTimer { CallTimer(.messageWindow, sessionId: devId) }
 
     /// The connected call ends with `stop` `reason` to the accepting user (8.2, §3.3).
-    mutating func stopConnected(_ call: DoorbellConnectedCall, reason: StopReason?, now: Int64) -> [CallEffect] {
-        var effects: [CallEffect] = [outgoing(.stop, callId: call.callId, uid: call.uid, reason: reason)]
+    mutating func stopConnected(_ call: DoorbellCall, reason: StopReason?, now: Int64) -> [CallEffect] {
+        var effects: [CallEffect] = [outgoing(.stop, callId: call.callId, uid: call.peer, reason: reason)]
         effects += end(Ending(reason == nil ? .hungUp : .stopped, by: .local, reason: reason), now: now)
         return effects
     }

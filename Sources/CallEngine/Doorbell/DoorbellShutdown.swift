@@ -13,7 +13,7 @@ extension DoorbellCallEngine {
             return Farewell(messages: [outgoing(.cancel, callId: ring.callId, reason: .shutdown)],
                             ending: Ending(.cancelled, by: .local, reason: .shutdown))
         case .connected(let call):
-            return Farewell(messages: [outgoing(.stop, callId: call.callId, uid: call.uid, reason: .shutdown)],
+            return Farewell(messages: [outgoing(.stop, callId: call.callId, uid: call.peer, reason: .shutdown)],
                             ending: Ending(.stopped, by: .local, reason: .shutdown))
         }
     }

@@ -7,7 +7,7 @@ enum DoorbellState: Sendable {
     /// A press announced call `callId` (the 43); no household user has accepted yet (8.2).
     case ringing(DoorbellRing)
     /// A household user accepted; the call is theirs (8.2, §3.3's link and heartbeat rules).
-    case connected(DoorbellConnectedCall)
+    case connected(DoorbellCall)
     /// 8.5: the ring of `callId` timed out and messages are on: a press now leaves a message.
     /// No call is on (the phase is `.idle`).
     case messageWindow(DoorbellMessageWindow)
@@ -22,17 +22,6 @@ struct DoorbellRing: Sendable {
     let deadline: Int64
     /// 8.2 **[ours]**: household users who sent `stop` before any accept, in order.
     var declined: [String] = []
-}
-
-/// A call a household user accepted.
-struct DoorbellConnectedCall: Sendable {
-    let callId: String
-    /// The accepting user: the only one whose link, heartbeats and `stop` count (8.2).
-    let uid: String
-    let startedAt: Int64
-    let deadline: Int64
-    let answeredAt: Int64
-    var media: MediaLinkState
 }
 
 /// 8.5: the message window after a ring timeout.

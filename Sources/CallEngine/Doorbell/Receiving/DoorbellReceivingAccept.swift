@@ -9,8 +9,8 @@ extension DoorbellCallEngine {
             // and the other users are told)": device -> out topic `answered` naming the user; the
             // ring timeout goes; connectTimeout and the heartbeat watchdog start (§3.3). A user who
             // declined earlier may still accept **[ours]**.
-            let call = DoorbellConnectedCall(callId: ring.callId, uid: uid, startedAt: ring.startedAt,
-                                             deadline: ring.deadline, answeredAt: now, media: .awaitingConnect)
+            let call = DoorbellCall(callId: ring.callId, peer: uid, startedAt: ring.startedAt,
+                                    deadline: ring.deadline, answeredAt: now, media: .awaitingConnect)
             var effects: [CallEffect] = [
                 outgoing(.answered, callId: ring.callId, uid: uid),
                 .expectMediaLink(sessionId: ring.callId, peer: uid),
@@ -23,7 +23,7 @@ extension DoorbellCallEngine {
             state = .connected(call)
             return effects
 
-        case .connected(let call) where call.uid == uid:
+        case .connected(let call) where call.peer == uid:
             // [ours] The accepting user's accept again (MQTT redelivers): the device sends its
             // `answered` again; nothing else changes (as §3.1.2's repeated call).
             return [outgoing(.answered, callId: call.callId, uid: uid)]

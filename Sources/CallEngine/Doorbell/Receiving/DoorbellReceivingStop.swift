@@ -16,7 +16,7 @@ extension DoorbellCallEngine {
             return ringEndsUnanswered(ring, Ending(.rejected, by: .remote, reason: .rejected,
                                                    remoteReason: message.reason), now: now)
 
-        case .connected(let call) where call.uid == uid:
+        case .connected(let call) where call.peer == uid:
             // 8.2: "after it, from the user who accepted: hang up". No reply.
             return end(Ending(.hungUp, by: .remote, reason: message.reason.flatMap(StopReason.init(rawValue:)),
                               remoteReason: message.reason), now: now)
