@@ -11,7 +11,7 @@ import Synchronization
 /// scenario's devices and app users on the real engines and codecs inside `ScenarioSimulation`
 /// (Sources/Simulation), a broker without faults, links that connect after a fixed 150 ms, and the
 /// run's clock the simulator's (`SimulatedScenarioClock`): a `within: 30` costs no wall time.
-/// What it cannot do (decoded video, data points, sleep and wake) it names before the run starts.
+/// What it cannot do (decoded video, camera media, data points, sleep and wake) it names before the run starts.
 public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
     public let appMode: AppMode = .simulated
     public let brokerURL = "(simulated broker)"
@@ -89,31 +89,60 @@ public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
 
     // MARK: What it cannot run
 
-    /// Why `scenario` cannot run on simulated time (its first step that needs what the simulation
-    /// lacks), nil when it can.
+    /// Why `scenario` cannot run on simulated time, nil when it can: for each thing the simulation
+    /// lacks, the first step that needs it (joined by "; "), so the refusal shows everything a
+    /// scenario is missing, not just its first gap (a doorbell scenario may need data points and
+    /// also camera media: a snapshot, a left message's MP4, video frames).
     public static func unsupported(_ scenario: Scenario, appMode: AppMode) -> String? {
         if appMode == .external { return "--app external needs a broker a real app can reach; the simulated world has none" }
+        var reasons: [String] = []
+        var lacks: Set<Lack> = []
         if scenario.devices.profile.power.lowPower {
-            return "the profile is a low-power device, and sleep and wake (PROTOCOL.md 8.4) are not simulated"
+            lacks.insert(.power)
+            reasons.append("the profile is a low-power device, and sleep and wake (PROTOCOL.md 8.4) are not simulated")
         }
         for step in scenario.allSteps {
-            if let why = unsupported(step.kind) { return "\(step.title) \(why)" }
+            guard let lack = unsupported(step.kind), lacks.insert(lack).inserted else { continue }
+            reasons.append("\(step.title) \(lack.why)")
         }
-        return nil
+        return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
 
-    private static func unsupported(_ kind: StepKind) -> String? {
-        let video = "needs decoded video frames; the simulated P2P links carry none"
-        let dataPoints = "needs data points and the power machine (PROTOCOL.md 8.3, 8.4), which the simulation does not run"
+    /// What the simulation does not have. Media comes from the device's camera (PROTOCOL.md 8.5):
+    /// a data point naming a snapshot or a message is only reported once the file is written.
+    private enum Lack: Hashable {
+        case frames, snapshot, message, dataPoints, power
+
+        var why: String {
+            switch self {
+            case .frames: "needs decoded video frames; the simulated P2P links carry none"
+            case .snapshot: "needs a snapshot taken from the camera (DP 154, 185 or 115 names it); the simulation has no camera"
+            case .message: "needs a left message's MP4 recorded from the camera (DP 212 ipc_leave_msg names it); the simulation has no camera"
+            case .dataPoints: "needs data points (PROTOCOL.md 8.3), which the simulation does not run"
+            case .power: "needs the power machine (PROTOCOL.md 8.4: sleep and wake), which the simulation does not run"
+            }
+        }
+    }
+
+    private static let snapshotDPs: Set<DPId> = [DataPointCatalogue.doorbellPicture, DataPointCatalogue.alarmMessage,
+                                                 DataPointCatalogue.motionPicture]
+
+    private static func unsupported(_ kind: StepKind) -> Lack? {
         switch kind {
         case .wait(let c, _), .expect(let c, _):
             switch c {
-            case .videoStarted, .frames: return video
-            case .doorbell(.dataPoint), .doorbell(.power): return dataPoints
+            case .videoStarted, .frames: return .frames
+            case .doorbell(.dataPoint(let id, _, let alert)):
+                if snapshotDPs.contains(id) { return .snapshot }
+                if alert == "ipc_leave_msg" { return .message }
+                return .dataPoints
+            case .doorbell(.power): return .power
             default: return nil
             }
-        case .doorbell(.wake), .doorbell(.leaveMessage), .doorbell(.motion), .doorbell(.battery), .doorbell(.setDataPoints):
-            return dataPoints
+        case .doorbell(.leaveMessage): return .message
+        case .doorbell(.motion): return .snapshot
+        case .doorbell(.wake): return .power
+        case .doorbell(.battery), .doorbell(.setDataPoints): return .dataPoints
         default:
             return nil
         }
