@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 
 // What `ipcemu fleet --cloud tuya --json` prints, one JSON object per line (docs/tuya-cloud.md,
 // "Fleets on the cloud"), and what a cloud fleet's supervisor reads back from each of its workers
@@ -51,17 +52,11 @@ public enum CloudFleetLine: Sendable, Equatable {
 
     /// Reads one line; a line that is not one of these throws `CloudFleetLineError` naming the field.
     public init(jsonLine: some Sequence<UInt8>) throws(CloudFleetLineError) {
-        do {
-            self = try JSONDecoder().decode(CloudFleetLine.self, from: Data(jsonLine))
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw CloudFleetLineError(description: "field '\(key.stringValue)' is missing")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw CloudFleetLineError(description: "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type")
-        } catch let DecodingError.dataCorrupted(context) {
-            throw CloudFleetLineError(description: context.codingPath.isEmpty ? "not JSON"
-                : "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)")
+        do throws(JSONLineProblem) {
+            self = try JSONLineDecoding.decode(CloudFleetLine.self, from: jsonLine, events: Event.allCases.map(\.rawValue),
+                                               lineKind: "cloud fleet line")
         } catch {
-            throw CloudFleetLineError(description: "not a cloud fleet line: \(error)")
+            throw CloudFleetLineError(description: error.description)
         }
     }
 }

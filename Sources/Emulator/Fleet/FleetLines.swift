@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 
 // What `ipcemu fleet --json` prints, one JSON object per line (docs/fleet.md), and what a fleet
 // supervisor reads back from each of its workers (`ipcemu fleet --block LO:HI --json`) and
@@ -39,12 +40,11 @@ public enum FleetLine: Sendable, Equatable {
 
     /// Reads one line; a line that is not one of these is a `FleetLineError` naming the field.
     public init(jsonLine: some Sequence<UInt8>) throws(FleetLineError) {
-        do {
-            self = try JSONDecoder().decode(FleetLine.self, from: Data(jsonLine))
-        } catch let error as DecodingError {
-            throw FleetLineError(error)
+        do throws(JSONLineProblem) {
+            self = try JSONLineDecoding.decode(FleetLine.self, from: jsonLine, events: Event.allCases.map(\.rawValue),
+                                               lineKind: "fleet line")
         } catch {
-            throw FleetLineError(description: "not a fleet line: \(error)")
+            throw FleetLineError(description: error.description)
         }
     }
 }
@@ -212,39 +212,4 @@ public struct FleetLineError: Error, Sendable, Equatable, CustomStringConvertibl
     public let description: String
 
     public init(description: String) { self.description = description }
-
-    init(_ error: DecodingError) {
-        func path(_ keys: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
-            let all = keys + (last.map { [$0] } ?? [])
-            return all.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            description = "field '\(path(context.codingPath, key))' is missing"
-        case .valueNotFound(_, let context):
-            description = "field '\(path(context.codingPath))' is null"
-        case .typeMismatch(let type, let context):
-            description = "field '\(path(context.codingPath))' is not \(Self.name(of: type))"
-        case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                description = "not JSON: \(context.debugDescription)"
-            } else if context.codingPath.last?.stringValue == "event" {
-                description = "field 'event' is none of \(FleetLine.Event.allCases.map(\.rawValue).joined(separator: ", "))"
-            } else {
-                description = "field '\(path(context.codingPath))': \(context.debugDescription)"
-            }
-        @unknown default:
-            description = "not a fleet line: \(error)"
-        }
-    }
-
-    private static func name(of type: Any.Type) -> String {
-        switch type {
-        case is Int.Type: "an integer"
-        case is Double.Type: "a number"
-        case is String.Type: "a string"
-        case is [String].Type: "a list of strings"
-        default: "a \(type)"
-        }
-    }
 }
