@@ -62,20 +62,22 @@ extension BenchCommand {
                 }
                 return
             }
-            var started: [MosquittoBroker] = []
-            defer { for b in started { b.stop() } }
+            var privates: [PrivateBroker] = []
+            defer { for b in privates { b.broker.stop() } }
+            // As `ipcemu fleet`'s private brokers: several listener ports per broker for big fleets.
+            let listeners = FleetCommand.listenersNeeded(devicesPerBroker: (count + brokers - 1) / brokers)
             for _ in 0..<brokers {
                 do {
                     // The bench's own watchers take 10,000s of retained and live messages in bursts:
                     // unbounded queues, so the broker never drops what the bench must see.
-                    started.append(try MosquittoBroker(MosquittoBroker.Configuration(
-                        maxInflightMessages: 1000, maxQueuedMessages: 0, extraConfiguration: ["max_connections -1"])))
+                    privates.append(try PrivateBroker(listeners: listeners, maxInflightMessages: 1000, maxQueuedMessages: 0))
                 } catch {
                     throw ValidationError("cannot start mosquitto: \(error)")
                 }
             }
+            let started = privates.map(\.broker)
             let list: FleetBrokerList
-            do { list = try FleetBrokerList(urls: started.map(\.url)) } catch { throw ValidationError(error.description) }
+            do { list = try FleetBrokerList(urls: privates.flatMap(\.urls)) } catch { throw ValidationError(error.description) }
             let brokerURLs = list.urls.joined(separator: ",")
             let template = try loadProfile(profile)
             let ids = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: count)]).devIds(0..<count)
@@ -116,7 +118,7 @@ extension BenchCommand {
             // Load phase.
             var load: LoadResult?
             if callsPerSecond > 0 {
-                load = try await Self.load(brokers: started, list: list, loop: loop, ids: ids, topics: topics,
+                load = try await Self.load(brokers: started, listeners: listeners, list: list, loop: loop, ids: ids, topics: topics,
                                            rate: callsPerSecond, seconds: seconds)
             }
 
@@ -189,11 +191,12 @@ extension BenchCommand {
 
         /// The load phase: each broker's devices called through that broker, the rate shared in
         /// proportion to their number, all brokers at once; one result.
-        static func load(brokers: [MosquittoBroker], list: FleetBrokerList, loop: MQTTEventLoop, ids: [String],
+        static func load(brokers: [MosquittoBroker], listeners: Int, list: FleetBrokerList, loop: MQTTEventLoop, ids: [String],
                          topics: [ResolvedTopics], rate: Double, seconds: Double) async throws -> LoadResult {
             var loads: [(CallLoad, Double)] = []
             for (b, broker) in brokers.enumerated() {
-                let mine = ids.indices.filter { list.index(of: ids[$0]) == b }
+                // The list holds each broker's listeners in turn: listener u is broker u / listeners.
+                let mine = ids.indices.filter { list.index(of: ids[$0]) / max(1, listeners) == b }
                 guard !mine.isEmpty else { continue }
                 let share = rate * Double(mine.count) / Double(max(1, ids.count))
                 loads.append((try await CallLoad(broker: broker, loop: loop, devIds: mine.map { ids[$0] }, topics: mine.map { topics[$0] }), share))

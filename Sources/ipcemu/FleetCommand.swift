@@ -52,7 +52,7 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: "Devices started per second (default: as fast as the broker brings them online, 500 at a time).")
     var connectRate: Double?
 
-    @Option(help: "Devices connecting (not yet online) at once; keep it below the broker's listen backlog (mosquitto: 100).")
+    @Option(help: "Devices connecting (not yet online) at once towards each broker, over all processes; keep it below the broker's listen backlog (mosquitto: 100).")
     var connectWindow: Int = Fleet.defaultWindow
 
     @Option(help: "MQTT event-loop threads per process.")
@@ -153,13 +153,16 @@ struct FleetCommand: AsyncParsableCommand {
         // any device goes online; then one service group, shut down in the reverse order.
         // Several brokers travel as one comma-separated list of URLs (workers get it whole).
         let embedded = try startPrivateBrokers(devices: positions.count, budget: budget, output: output)
-        let brokerURL = broker.isEmpty ? embedded.map(\.url).joined(separator: ",") : broker.joined(separator: ",")
+        let brokerURL = broker.isEmpty ? embedded.flatMap(\.urls).joined(separator: ",") : broker.joined(separator: ",")
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        for b in embedded { services.append(.init(service: BrokerService(broker: b))) }
+        for b in embedded { services.append(.init(service: BrokerService(broker: b.broker))) }
         do {
             let supervised = block == nil && positions.count > capacity
             let blocks = supervised ? FleetSupervisor.blocks(positions, capacity: capacity) : [positions]
-            let fleet = try makeFleet(plan: plan, positions: blocks[0], brokerURL: brokerURL, log: log)
+            // The brokers' accept backlogs are shared by every process: so is the window (the
+            // workers get the same share, FleetSupervisor.workerArguments).
+            let fleet = try makeFleet(plan: plan, positions: blocks[0], brokerURL: brokerURL, log: log,
+                                      window: max(1, connectWindow / blocks.count))
             let control = try await controlOptions.attach(fleet: fleet, perDeviceMetrics: metricsPerDevice,
                                                           label: processLabel(blocks[0]))
             // Binds --control now: the fleet has made no device yet (they are registered once made).
@@ -182,7 +185,7 @@ struct FleetCommand: AsyncParsableCommand {
                                                             brokerURL: brokerURL, log: log)))
             }
         } catch {
-            for b in embedded { b.stop() }
+            for b in embedded { b.broker.stop() }
             throw error
         }
         try await ServiceRunner(services: services, deadline: seconds(shutdownDeadline), onSignal: { signal in
@@ -190,7 +193,7 @@ struct FleetCommand: AsyncParsableCommand {
         }).run()
     }
 
-    func makeFleet(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog) throws -> Fleet {
+    func makeFleet(plan: FleetPlan, positions: Range<Int>, brokerURL: String, log: EventLog, window: Int? = nil) throws -> Fleet {
         let first = plan.groups.first?.profile
         let list: FleetBrokerList
         do { list = try FleetBrokerList(arguments: [brokerURL]) } catch { throw ValidationError(error.description) }
@@ -203,7 +206,7 @@ struct FleetCommand: AsyncParsableCommand {
         }
         guard let connection = brokers.first else { throw ValidationError("--broker: no broker given") }
         var options = Fleet.Options(
-            connection: connection, threads: threads, connectRate: connectRate, window: connectWindow,
+            connection: connection, threads: threads, connectRate: connectRate, window: window ?? connectWindow,
             answerPolicy: answer?.policy, sourceAddresses: sources, log: log,
             sleepAfter: sleepAfter, wakeLatency: wakeLatency)
         options.brokers = brokers.count > 1 ? brokers : []

@@ -27,8 +27,9 @@ public final class Fleet: Sendable {
         /// Devices started per second; nil: as fast as the broker brings them online, `window`
         /// at a time.
         public var connectRate: Double?
-        /// Devices that may be connecting (not yet online) at once: keep it below the broker's
-        /// listen backlog (mosquitto's is 100), or dropped SYNs cost 1 s retransmissions each.
+        /// Devices that may be connecting (not yet online) at once towards each broker: keep it
+        /// below the broker's listen backlog (mosquitto's is 100), or dropped SYNs cost 1 s
+        /// retransmissions each.
         public var window: Int
         /// Overrides every profile's answer policy (`--answer`).
         public var answerPolicy: DeviceProfile.AnswerPolicy?
@@ -128,7 +129,10 @@ public final class Fleet: Sendable {
         // one started as soon as one comes online. The window stays below the broker's accept
         // backlog (mosquitto listens with a backlog of 100): past it the kernel drops SYNs and each
         // dropped client waits a whole 1 s TCP retransmission, which made start-up come in waves.
-        let window = max(1, options.window)
+        // The window is per broker: devices spread over the brokers by the hash of their devId,
+        // so `window` per broker is about `window` times the brokers in all (each broker's backlog
+        // is its own).
+        let window = max(1, options.window) * max(1, options.brokers.count)
         let batch = max(1, options.connectRate.map { max(1, Int($0 / 10)) } ?? window)
         // The descriptor budget is read from /proc/self/fd (a listing of every open descriptor, so
         // not once per batch at 10,000 devices): again every 2,000 devices, or when it runs short.
