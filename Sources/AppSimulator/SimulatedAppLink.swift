@@ -7,18 +7,13 @@ import WebRTCLink
 /// "connects" `connectDelayMs` after the device's answer on the injected scheduler (nil: never),
 /// and can be told to break (`lost`). With a `SimulatedClock` a call's link costs no real time.
 public final class SimulatedAppLinks: AppLinkFactory, Sendable {
-    private let scheduler: any TimerScheduling
-    private let clock: any EngineClock
-    private let connectDelayMs: @Sendable (_ sessionId: String) -> Int64?
-    private let made = Mutex<[String: SimulatedAppLink]>([:])
+    private let table: SimulatedLinkTable<SimulatedAppLink>
 
     /// - Parameter connectDelayMs: per session, how long after the answer its link comes up (nil:
     ///   never); the simulator draws it from its seed.
     public init(clock: any EngineClock, scheduler: any TimerScheduling,
                 connectDelayMs: @escaping @Sendable (_ sessionId: String) -> Int64?) {
-        self.clock = clock
-        self.scheduler = scheduler
-        self.connectDelayMs = connectDelayMs
+        table = SimulatedLinkTable(clock: clock, scheduler: scheduler, connectDelayMs: connectDelayMs)
     }
 
     /// Every link comes up `connectDelayMs` after the answer (nil: never).
@@ -27,14 +22,14 @@ public final class SimulatedAppLinks: AppLinkFactory, Sendable {
     }
 
     public func makeLink(_ request: AppLinkRequest) -> any AppMediaLink {
-        let link = SimulatedAppLink(request: request, clock: clock, scheduler: scheduler,
-                                    connectDelayMs: connectDelayMs(request.sessionId))
-        made.withLock { $0[request.sessionId] = link }
+        let link = SimulatedAppLink(request: request, clock: table.clock, scheduler: table.scheduler,
+                                    connectDelayMs: table.connectDelay(sessionId: request.sessionId))
+        table.remember(link, sessionId: request.sessionId)
         return link
     }
 
     /// The last link made for the session (open or closed).
-    public func link(sessionId: String) -> SimulatedAppLink? { made.withLock { $0[sessionId] } }
+    public func link(sessionId: String) -> SimulatedAppLink? { table.link(sessionId: sessionId) }
 
     /// Breaks the session's link as a failing network would. False: no open link.
     @discardableResult
@@ -104,10 +99,8 @@ public final class SimulatedAppLink: AppMediaLink, Sendable {
 
     public func setRemoteAnswer(_ sdp: String) throws(WebRTCLinkError) {
         guard inner.withLock({ $0.started && !$0.state.isFinal }) else { throw .wrongLifecycleStep("no offer out") }
-        guard let delay = connectDelayMs else { return }
-        let now = clock.nowMs()
-        let (at, overflow) = now.addingReportingOverflow(max(0, delay))
-        let token = scheduler.schedule(atMs: overflow ? .max : at, nowMs: now) { [weak self] in self?.connect() }
+        guard let token = scheduler.scheduleConnect(afterMs: connectDelayMs, on: clock, { [weak self] in self?.connect() })
+        else { return }
         inner.withLock { $0.connectTimer = token }
     }
 

@@ -9,19 +9,14 @@ import WebRTCLink
 /// never does, and the device's reaper closes it), and can be told to break (`lost`). Tests and
 /// the simulator inject this factory; with a `SimulatedClock` a call's link costs no real time.
 public final class SimulatedDeviceLinks: DeviceLinkFactory, Sendable {
-    private let scheduler: any TimerScheduling
-    private let clock: any EngineClock
-    private let connectDelayMs: @Sendable (_ sessionId: String) -> Int64?
-    private let made = Mutex<[String: SimulatedDeviceLink]>([:])
+    private let table: SimulatedLinkTable<SimulatedDeviceLink>
 
     /// - Parameters:
     ///   - connectDelayMs: per session, how long its link takes to come up (nil: never); the
     ///     simulator draws it from its seed.
     public init(clock: any EngineClock, scheduler: any TimerScheduling,
                 connectDelayMs: @escaping @Sendable (_ sessionId: String) -> Int64?) {
-        self.clock = clock
-        self.scheduler = scheduler
-        self.connectDelayMs = connectDelayMs
+        table = SimulatedLinkTable(clock: clock, scheduler: scheduler, connectDelayMs: connectDelayMs)
     }
 
     /// Every link comes up `connectDelayMs` after it starts (nil: never).
@@ -30,9 +25,9 @@ public final class SimulatedDeviceLinks: DeviceLinkFactory, Sendable {
     }
 
     public func makeLink(_ request: DeviceLinkRequest) throws -> any DeviceMediaLink {
-        let link = SimulatedDeviceLink(request: request, clock: clock, scheduler: scheduler,
-                                       connectDelayMs: connectDelayMs(request.header.sessionId))
-        made.withLock { $0[request.header.sessionId] = link }
+        let link = SimulatedDeviceLink(request: request, clock: table.clock, scheduler: table.scheduler,
+                                       connectDelayMs: table.connectDelay(sessionId: request.header.sessionId))
+        table.remember(link, sessionId: request.header.sessionId)
         return link
     }
 
@@ -41,7 +36,7 @@ public final class SimulatedDeviceLinks: DeviceLinkFactory, Sendable {
     public var hasLiveViewRoom: Bool { true }
 
     /// The last link made for the session (open or closed).
-    public func link(sessionId: String) -> SimulatedDeviceLink? { made.withLock { $0[sessionId] } }
+    public func link(sessionId: String) -> SimulatedDeviceLink? { table.link(sessionId: sessionId) }
 
     /// Breaks the session's link as a failing network would (the device sees it lost). False: no
     /// open link for the session.
@@ -100,10 +95,8 @@ public final class SimulatedDeviceLink: DeviceMediaLink, Sendable {
         }
         guard started else { throw WebRTCLinkError.wrongLifecycleStep("start() twice or after close") }
         continuation.yield(.answer(sdp: "v=0\r\ns=simulated\r\n"))
-        guard let delay = connectDelayMs else { return }
-        let now = clock.nowMs()
-        let (at, overflow) = now.addingReportingOverflow(max(0, delay))
-        let token = scheduler.schedule(atMs: overflow ? .max : at, nowMs: now) { [weak self] in self?.connect() }
+        guard let token = scheduler.scheduleConnect(afterMs: connectDelayMs, on: clock, { [weak self] in self?.connect() })
+        else { return }
         state.withLock { $0.connectTimer = token }
     }
 
