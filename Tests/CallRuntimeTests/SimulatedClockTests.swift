@@ -99,7 +99,7 @@ struct RealSchedulerSeamTests {
         defer { scheduler.shutdown() }
         let seam: any TimerScheduling = scheduler
         let fired = AsyncStream.makeStream(of: String.self)
-        let never = seam.schedule(atMs: 10_000, nowMs: 0) { fired.continuation.yield("never") }
+        let never = seam.schedule(atMs: 3_600_000, nowMs: 0) { fired.continuation.yield("never") }  // an hour: no stall reaches it
         seam.schedule(atMs: 20, nowMs: 0) { fired.continuation.yield("hop") }
         var iterator = fired.stream.makeAsyncIterator()
         #expect(await iterator.next() == "hop")
