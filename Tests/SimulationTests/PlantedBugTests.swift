@@ -40,35 +40,37 @@ struct ForgetsRejections: SimulatedDeviceEngine {
 }
 
 @Suite struct PlantedBugTests {
-    @Test func ringingTwiceWhenBusyIsFoundAndShrunk() throws {
+    @Test func ringingTwiceWhenBusyIsFoundAndShrunk() async throws {
         let config = SimulationConfig(seed: 7, calls: 2000, devices: 20, users: 60, faults: .all)
-        let run: (SimulationConfig) -> SimulationReport = {
+        let run: @Sendable (SimulationConfig) -> SimulationReport = {
             Simulator<RingsTwiceWhenBusy>(config: $0, wrap: { RingsTwiceWhenBusy(inner: $0) }).run()
         }
-        let first = run(config)
+        let first = await offThePool { run(config) }
         let violation = try #require(first.violations.first)
         #expect(violation.rule == "busy-rings-once")
-        let shrunk = try #require(Shrinker.shrink(config, run: run))
+        let shrunk = try #require(await offThePool { Shrinker.shrink(config, run: run) })
         #expect(shrunk.violation.rule == "busy-rings-once")
         let steps = try #require(shrunk.config.maxSteps)
         #expect(steps < 50, "shrunk to \(shrunk.config.replayArguments): \(shrunk.violation)")
         print("planted bug (rings twice when busy) shrunk in \(shrunk.runs) runs to \(steps) steps: \(shrunk.config.replayArguments): \(shrunk.violation)")
         // The shrunk prefix replays to the same violation, and one step less passes.
-        let replay = run(shrunk.config)
-        #expect(replay.violations.first == shrunk.violation)
         var shorter = shrunk.config
         shorter.maxSteps = steps - 1
-        #expect(run(shorter).violations.isEmpty)
+        let (replay, shorterRun) = await offThePool { [shrunkConfig = shrunk.config, shorter] in
+            (run(shrunkConfig), run(shorter))
+        }
+        #expect(replay.violations.first == shrunk.violation)
+        #expect(shorterRun.violations.isEmpty)
     }
 
-    @Test func aSideThatNeverEndsIsFound() throws {
+    @Test func aSideThatNeverEndsIsFound() async throws {
         let config = SimulationConfig(seed: 11, calls: 200, devices: 5, users: 15, faults: .none)
-        let run: (SimulationConfig) -> SimulationReport = {
+        let run: @Sendable (SimulationConfig) -> SimulationReport = {
             Simulator<ForgetsRejections>(config: $0, wrap: { ForgetsRejections(inner: $0) }).run()
         }
-        let violation = try #require(run(config).violations.first)
+        let violation = try #require(await offThePool { run(config) }.violations.first)
         #expect(violation.rule == "busy-rings-once" || violation.rule == "ends-once")
-        let shrunk = try #require(Shrinker.shrink(config, run: run))
+        let shrunk = try #require(await offThePool { Shrinker.shrink(config, run: run) })
         #expect((shrunk.config.maxSteps ?? .max) < 50, "\(shrunk.config.replayArguments): \(shrunk.violation)")
     }
 }

@@ -5,10 +5,11 @@ import Testing
 /// `--jobs`: a run split into independent worlds on their own threads (docs/simulation.md).
 @Suite struct ShardTests {
     /// Two runs of the same seed and jobs give the same report, whatever the threads did.
-    @Test func sameSeedAndJobsGiveTheSameReport() {
+    @Test func sameSeedAndJobsGiveTheSameReport() async {
         let config = SimulationConfig(seed: 4242, calls: 1200, devices: 12, users: 36, faults: .all, hostileSenders: 2)
-        let a = SimulationShards.run(config, jobs: 3)
-        let b = SimulationShards.run(config, jobs: 3)
+        let (a, b, twoJobs) = await offThePool {
+            (SimulationShards.run(config, jobs: 3), SimulationShards.run(config, jobs: 3), SimulationShards.run(config, jobs: 2))
+        }
         #expect(a.shards.count == 3)
         #expect(a.merged.violations.isEmpty, "\(a.merged.violations)")
         #expect(a.merged.drained)
@@ -27,7 +28,7 @@ import Testing
         #expect(a.merged.callsStarted == 1200)
         #expect(a.merged.faults.lost == a.shards.map(\.faults.lost).reduce(0, +))
         // Another jobs count is another split, so another run.
-        #expect(SimulationShards.run(config, jobs: 2).merged.traceHash != a.merged.traceHash)
+        #expect(twoJobs.merged.traceHash != a.merged.traceHash)
     }
 
     /// The split: shares add up to the whole, seeds differ per shard, one job is the world itself.
@@ -48,26 +49,27 @@ import Testing
 
     /// A planted bug found in a sharded run: the failing shard's own world replays to the same
     /// violation alone, and shrinks below 50 steps from there.
-    @Test func aFailingShardReplaysAloneAndShrinks() throws {
+    @Test func aFailingShardReplaysAloneAndShrinks() async throws {
         let config = SimulationConfig(seed: 7, calls: 600, devices: 8, users: 24, faults: .all)
         let run: @Sendable (SimulationConfig) -> SimulationReport = {
             Simulator<RingsTwiceWhenBusy>(config: $0, wrap: { RingsTwiceWhenBusy(inner: $0) }).run()
         }
-        let sharded = SimulationShards.run(config, jobs: 2, run: run)
+        let sharded = await offThePool { SimulationShards.run(config, jobs: 2, run: run) }
         let failure = try #require(sharded.firstFailure)
         #expect(failure.violation.rule == "busy-rings-once")
         #expect(sharded.merged.violations.first?.shard == failure.shard)
         #expect(failure.config == SimulationShards.configs(config, jobs: 2)[failure.shard])
         // Alone (what `--jobs 2 --shard K` and the shard's own `--jobs 1` arguments run).
-        let alone = run(failure.config)
+        let alone = await offThePool { run(failure.config) }
         #expect(alone.violations.first == failure.violation)
         #expect(alone.traceHash == sharded.shards[failure.shard].traceHash)
         // Shrinking starts from the shard's world as from any run (PlantedBugTests covers how far).
-        let shrunk = try #require(Shrinker.shrink(failure.config, run: run))
+        let shrunk = try #require(await offThePool { Shrinker.shrink(failure.config, run: run) })
         #expect(shrunk.violation.rule == failure.violation.rule)
         let size = { (c: SimulationConfig) in c.calls + c.devices + c.users + c.hostileSenders }
         #expect(size(shrunk.config) < size(failure.config))
-        #expect(run(shrunk.config).violations.first == shrunk.violation)
+        let rerun = await offThePool { [shrunkConfig = shrunk.config] in run(shrunkConfig) }
+        #expect(rerun.violations.first == shrunk.violation)
         #expect(shrunk.config.replayArguments.hasSuffix("--jobs 1"))
     }
 }

@@ -4,9 +4,11 @@ import Testing
 @Suite struct SimulationRunTests {
     /// A fixed seed, every fault, thousands of calls: every invariant holds after every step and
     /// every call ends on every side.
-    @Test func fixedSeedRunWithEveryFaultHasNoViolations() {
-        let report = Simulator(config: SimulationConfig(seed: 20_231_126, calls: 2500, devices: 25, users: 75,
-                                                        faults: .all, hostileSenders: 1)).run()
+    @Test func fixedSeedRunWithEveryFaultHasNoViolations() async {
+        let report = await offThePool {
+            Simulator(config: SimulationConfig(seed: 20_231_126, calls: 2500, devices: 25, users: 75,
+                                               faults: .all, hostileSenders: 1)).run()
+        }
         #expect(report.violations.isEmpty, "\(report.violations)")
         #expect(report.drained)
         #expect(report.callsStarted == 2500)
@@ -15,9 +17,11 @@ import Testing
     }
 
     /// Without faults every call is clean, so the outcome pairs of PROTOCOL.md are checked on each.
-    @Test func cleanRunChecksEveryOutcomePair() {
-        let report = Simulator(config: SimulationConfig(seed: 5, calls: 1500, devices: 15, users: 45,
-                                                        faults: .none, hostileSenders: 0)).run()
+    @Test func cleanRunChecksEveryOutcomePair() async {
+        let report = await offThePool {
+            Simulator(config: SimulationConfig(seed: 5, calls: 1500, devices: 15, users: 45,
+                                               faults: .none, hostileSenders: 0)).run()
+        }
         #expect(report.violations.isEmpty, "\(report.violations)")
         #expect(report.drained)
         #expect(report.pairsChecked > 1000)
@@ -27,16 +31,17 @@ import Testing
 
     /// Same seed, same run: the trace hash (every step's time, kind and node) is identical; another
     /// seed gives another run.
-    @Test func sameSeedSameTrace() {
+    @Test func sameSeedSameTrace() async {
         let config = SimulationConfig(seed: 99, calls: 300, devices: 8, users: 20, faults: .all)
-        let a = Simulator(config: config).run()
-        let b = Simulator(config: config).run()
+        var other = config
+        other.seed = 100
+        let (a, b, c) = await offThePool { [other] in
+            (Simulator(config: config).run(), Simulator(config: config).run(), Simulator(config: other).run())
+        }
         #expect(a.traceHash == b.traceHash)
         #expect(a.steps == b.steps)
         #expect(a.faults == b.faults)
-        var other = config
-        other.seed = 100
-        #expect(Simulator(config: other).run().traceHash != a.traceHash)
+        #expect(c.traceHash != a.traceHash)
     }
 
     /// A replay prints each step; a prefix stops where asked.
