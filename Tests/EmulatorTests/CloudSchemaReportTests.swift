@@ -20,7 +20,7 @@ struct CloudSchemaReportTests {
                                 cloud: DeviceCloudOptions(schemaDataPoints: schema))
         let events = await device.events()
         try await device.start()
-        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
+        #expect(await device.waitUntilConnected(timeout: .seconds(30)))
         #expect(profile.dataPoints.ids.count > schema.count, "the profile must have DPs the schema lacks")
 
         let reports = Reports(events)

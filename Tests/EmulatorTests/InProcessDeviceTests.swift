@@ -34,7 +34,7 @@ struct InProcessDeviceTests {
         let (device, profile) = try Self.device(on: bus, household: ["u1"])
         let deviceEvents = await device.events()
         try await device.start()
-        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
+        #expect(await device.waitUntilConnected(timeout: .seconds(30)))
         let online = try #require(bus.retainedMessage(profile.resolvedTopics.online))
         #expect(online.payloadText.contains(#""online":true"#))
 
@@ -69,7 +69,7 @@ struct InProcessDeviceTests {
         let clock = ManualClock(nowMs: WallClock.nowMs() + 3_600_000)
         let (device, profile) = try Self.device(on: bus, household: ["u1"], clock: clock)
         try await device.start()
-        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
+        #expect(await device.waitUntilConnected(timeout: .seconds(30)))
         let app = try await Self.app("u1", on: bus, reaching: profile)
         let appEvents = await app.events()
         let sessionId = try await app.startCall(devId: profile.identity.devId)

@@ -26,7 +26,7 @@ struct RefusalReplyLimitTests {
             let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
             device = try Device(profile: profile, transport: bus.transport(options: options), clock: clock)
             try await device.start()
-            #expect(await device.waitUntilConnected(timeout: .seconds(5)))
+            #expect(await device.waitUntilConnected(timeout: .seconds(30)))
         }
 
         func send(_ envelope: Envelope) { bus.publish(topic: profile.resolvedTopics.in, payload: envelope.encoded()) }

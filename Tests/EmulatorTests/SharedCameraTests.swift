@@ -115,7 +115,7 @@ private struct FakeCameraRig {
         let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
         device = try Device(profile: profile, transport: bus.transport(options: options), feeds: feeds)
         try await device.start()
-        #expect(await device.waitUntilConnected(timeout: .seconds(5)))
+        #expect(await device.waitUntilConnected(timeout: .seconds(30)))
     }
 
     var address: DeviceAddress {

@@ -55,7 +55,8 @@ import Testing
         #expect(clock.nowMs == start + 25_000)
         #expect(world.ran.withLock { $0 } == [start + 5_000])
         clock.finish()
-        #expect(Date().timeIntervalSince(t0) < 5)
+        // 25 s of simulated time took less real time than that (room for a loaded machine).
+        #expect(Date().timeIntervalSince(t0) < 20)
     }
 
     @Test("simulated time stands still while a part of the run is busy")
