@@ -23,6 +23,12 @@ public final class SimulatedScenarioClock: ScenarioClock {
         var busy = 0
         var driverStarted = false
         var finished = false
+        /// While the driver runs an event, the waiters its changes wake are held here and resumed
+        /// only once the whole event is delivered: a woken step must not act while the rest of the
+        /// event's observations are still being recorded (that made the order of one timeline
+        /// depend on thread scheduling).
+        var holding = false
+        var held: [CheckedContinuation<Bool, Never>] = []
         /// The driver, waiting for every part to wait.
         var idle: CheckedContinuation<Void, Never>?
 
@@ -56,6 +62,10 @@ public final class SimulatedScenarioClock: ScenarioClock {
         let woken = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
             let w = s.waiters.change()
             s.busy += w.count
+            if s.holding {
+                s.held += w
+                return []
+            }
             return w
         }
         for c in woken { c.resume(returning: true) }
@@ -137,9 +147,16 @@ public final class SimulatedScenarioClock: ScenarioClock {
             if let next, next <= (deadlineMs ?? .max) {
                 let at = state.withLock { s -> Int64 in
                     s.nowMs = max(s.nowMs, next)
+                    s.holding = true
                     return s.nowMs
                 }
                 world.runNextEvent(at: at)
+                let woken = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+                    s.holding = false
+                    defer { s.held.removeAll() }
+                    return s.held
+                }
+                for c in woken { c.resume(returning: true) }
             } else if let deadlineMs {
                 let due = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
                     s.nowMs = max(s.nowMs, deadlineMs)
