@@ -39,31 +39,49 @@ public enum SimulationShards {
         total / n + (k < total % n ? 1 : 0)
     }
 
-    /// Runs every shard of `config` on its own thread and merges the reports. `run` runs one world
+    /// Runs every shard of `config` on its own thread and merges the reports, blocking the calling
+    /// thread until the last shard ends: for a command's main thread. From async code use the
+    /// `async` variant, which blocks no thread of Swift's cooperative pool. `run` runs one world
     /// (tests plant bugs through it).
     public static func run(_ config: SimulationConfig, jobs: Int,
                            run: @escaping @Sendable (SimulationConfig) -> SimulationReport = { Simulation.run($0) }) -> ShardedReport {
-        let configs = configs(config, jobs: jobs)
-        if configs.count == 1 {
-            let report = run(configs[0])
-            return ShardedReport(merged: report, shards: [report])
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<ShardedReport?>(nil)
+        start(config, jobs: jobs, run: run) { report in
+            result.withLock { $0 = report }
+            done.signal()
         }
+        done.wait()
+        return result.withLock { $0 } ?? ShardedReport(merged: SimulationReport(config: config), shards: [])
+    }
+
+    /// Runs every shard of `config` on its own thread and merges the reports; the caller's task
+    /// is suspended meanwhile, no thread waits.
+    public static func run(_ config: SimulationConfig, jobs: Int,
+                           run: @escaping @Sendable (SimulationConfig) -> SimulationReport = { Simulation.run($0) }) async -> ShardedReport {
+        await withCheckedContinuation { (c: CheckedContinuation<ShardedReport, Never>) in
+            start(config, jobs: jobs, run: run) { c.resume(returning: $0) }
+        }
+    }
+
+    /// Starts one thread per shard (the one-shard run too: never on the caller's thread); the
+    /// thread that finishes last merges the reports in shard order and hands them to `done`.
+    private static func start(_ config: SimulationConfig, jobs: Int, run: @escaping @Sendable (SimulationConfig) -> SimulationReport,
+                              done: @escaping @Sendable (ShardedReport) -> Void) {
+        let configs = configs(config, jobs: jobs)
         let slots = ShardSlots(count: configs.count)
-        let group = DispatchGroup()
         for (k, shardConfig) in configs.enumerated() {
-            group.enter()
             let thread = Thread {
-                slots.put(run(shardConfig), at: k)
-                group.leave()
+                guard slots.put(run(shardConfig), at: k) else { return }
+                let reports = slots.all()
+                let merged = reports.count == 1 ? reports[0] : SimulationReport(merging: reports, config: config)
+                done(ShardedReport(merged: merged, shards: reports))
             }
             // The simulator is not deeply recursive; JSONDecoder's nesting limit wants some room.
             thread.stackSize = 8 << 20
             thread.name = "simulate shard \(k)"
             thread.start()
         }
-        group.wait()
-        let reports = slots.all()
-        return ShardedReport(merged: SimulationReport(merging: reports, config: config), shards: reports)
     }
 }
 
@@ -92,7 +110,13 @@ final class ShardSlots: Sendable {
 
     init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
 
-    func put(_ report: SimulationReport, at k: Int) { slots.withLock { $0[k] = report } }
+    /// Leaves shard `k`'s report; true for the report that filled the last slot.
+    func put(_ report: SimulationReport, at k: Int) -> Bool {
+        slots.withLock { s in
+            s[k] = report
+            return s.allSatisfy { $0 != nil }
+        }
+    }
 
     func all() -> [SimulationReport] { slots.withLock { $0.compactMap { $0 } } }
 }
