@@ -34,7 +34,7 @@ struct ConcurrentMediaBench {
             let decodes = k <= decodedSample
             _ = try await app.openVideo(streamType: stream, sessionId: sid, devId: devId, decodes: decodes)
             opened.append(Opened(sessionId: sid, decodes: decodes))
-            if let ms = await firstFrame(app: app, sessionId: sid, decodes: decodes) {
+            if let ms = await Self.firstFrame(app: app, sessionId: sid, decodes: decodes) {
                 firstFrameMs.append(ms)
             } else {
                 failures += 1
@@ -42,14 +42,15 @@ struct ConcurrentMediaBench {
             }
             let cpu = await cpuShare(pid: devicePid, over: stepSeconds)
             curve.append((k, cpu))
-            say(String(format: "  %d streams: device CPU %5.1f%% of one core (answer -> first frame %@)", k, cpu,
-                       firstFrameMs.count == k ? String(format: "%.0f ms", firstFrameMs[k - 1]) : "-"))
+            say(String(format: "  %d streams: device CPU %5.1f%% of one core (answer -> first frame %@); load average %@", k, cpu,
+                       firstFrameMs.count == k ? String(format: "%.0f ms", firstFrameMs[k - 1]) : "-", FleetVideoBench.loadAverage))
         }
 
         // Every stream at once for `seconds`: counters before and after.
         var before: [String: (Int, Int)] = [:]
         for o in opened { before[o.sessionId] = await counters(app: app, o) }
         let cpuAll = await cpuShare(pid: devicePid, over: seconds)
+        let loadAfter = FleetVideoBench.loadAverage
         var fps: [Double] = []
         var gapMs = 0
         var dropped = 0, stampErrors = 0, decodedFrames = 0
@@ -70,9 +71,10 @@ struct ConcurrentMediaBench {
         let sortedFPS = fps.sorted()
         say("bench media --concurrent \(streams): \(stream == .main ? "main" : "sub") stream, \(decodedSample) decoded, "
             + "\(failures) without video")
-        say(String(format: "  all %d streaming for %.0f s: device CPU %.1f%% of one core", streams, seconds, cpuAll))
-        say(String(format: "  device CPU per added stream: %.2f%% of one core (1 -> %d streams); first stream %.1f%% over idle",
-                   perStream, streams, curve[1].1 - baseline))
+        say(String(format: "  all %d streaming for %.0f s: device CPU %.1f%% of one core (load average %@)", streams, seconds,
+                   cpuAll, loadAfter))
+        say(String(format: "  device CPU per added stream: %.2f%% of one core (1 -> %d streams; least squares %.2f%%); first stream %.1f%% over idle",
+                   perStream, streams, Self.slope(curve.filter { $0.0 >= 1 }), curve[1].1 - baseline))
         say(String(format: "  per-stream fps: min %.1f, median %.1f, max %.1f", sortedFPS.first ?? 0,
                    sortedFPS.isEmpty ? 0 : sortedFPS[sortedFPS.count / 2], sortedFPS.last ?? 0))
         say("  longest gap between two frames of a stream (whole run): \(gapMs) ms")
@@ -82,8 +84,20 @@ struct ConcurrentMediaBench {
         return failures == 0
     }
 
+    /// The least-squares slope of a CPU curve (% of one core per added stream).
+    static func slope(_ points: [(Int, Double)]) -> Double {
+        let valid = points.filter { $0.1.isFinite }
+        guard valid.count >= 2 else { return .nan }
+        let n = Double(valid.count)
+        let mx = valid.reduce(0) { $0 + Double($1.0) } / n
+        let my = valid.reduce(0) { $0 + $1.1 } / n
+        let sxx = valid.reduce(0) { $0 + (Double($1.0) - mx) * (Double($1.0) - mx) }
+        let sxy = valid.reduce(0) { $0 + (Double($1.0) - mx) * ($1.1 - my) }
+        return sxx > 0 ? sxy / sxx : .nan
+    }
+
     /// Milliseconds from the 302 answer to the stream's first frame (decoded, or depayloaded).
-    private func firstFrame(app: AppUser, sessionId: String, decodes: Bool) async -> Double? {
+    static func firstFrame(app: AppUser, sessionId: String, decodes: Bool) async -> Double? {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             if let (stats, answerAt) = await app.videoLinkStatistics(sessionId: sessionId), let answerAt {

@@ -32,11 +32,15 @@ extension BenchCommand {
         @Option(help: "With --concurrent: the stream every link asks for.") var stream: StreamOption = .main
         @Option(help: "With --concurrent: how many of the streams the app decodes and stamp-reads (the others are counted).")
         var decodeSample: Int = 2
-        @Option(help: "With --concurrent: seconds the device's CPU is measured after each added stream.")
+        @Option(help: "With --concurrent or --fleet: seconds the device's CPU is measured after each added stream.")
         var stepSeconds: Double = 1
+        @Option(help: "Instead: N devices of one fleet (`ipcemu fleet` of --profile, its own process) each in a video call from its own app user, added one at a time (the fleet's CPU curve), then measured together for --seconds; --decode-sample of them decoded.")
+        var fleet: Int?
 
         func validate() throws {
             if let concurrent, concurrent < 1 { throw ValidationError("--concurrent must be at least 1") }
+            if let fleet, fleet < 1 { throw ValidationError("--fleet must be at least 1") }
+            if fleet != nil, concurrent != nil { throw ValidationError("--fleet and --concurrent are two different benches: give one") }
             guard decodeSample >= 0 else { throw ValidationError("--decode-sample must be zero or more") }
             guard stepSeconds > 0.1 else { throw ValidationError("--step-seconds must be more than 0.1") }
             guard calls >= 1 else { throw ValidationError("--calls must be at least 1") }
@@ -45,6 +49,12 @@ extension BenchCommand {
         }
 
         func run() async throws {
+            if let fleet {
+                let bench = FleetVideoBench(devices: fleet, decodedSample: min(decodeSample, fleet), profilePath: profile,
+                                            stream: stream.streamType, seconds: seconds, stepSeconds: stepSeconds)
+                if try await !bench.run() { throw ExitCode(1) }
+                return
+            }
             let p = try loadProfile(profile)
             let devId = p.isTemplate ? try p.instance(index: 0).identity.devId : p.identity.devId
             let broker = try MosquittoBroker()

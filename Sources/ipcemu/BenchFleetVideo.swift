@@ -1,0 +1,188 @@
+import AppSimulator
+import ArgumentParser
+import CallEngine
+import CallRuntime
+import DeviceProfile
+import Emulator
+import Foundation
+import IPCWire
+import MQTTTransport
+import WebRTCLink
+
+/// `ipcemu bench media --fleet N` (issue 24 item 5): N devices of one fleet (`ipcemu fleet` in its
+/// own process, one template, so one camera configuration) each in a video call at once, every
+/// call from its own app user. The fleet process holds one capture and one encoder for them all
+/// (DESIGN.md "Scale"), fanned out to every device's link. Calls are added one at a time with the
+/// fleet's CPU measured after each (the per-link cost), then all stream for --seconds. The app
+/// decodes a sample of the streams (stamps read, counter gaps counted; two sampled streams of
+/// different devices showing the same stamps prove they come from one encoder) and only
+/// depayloads and counts the others.
+struct FleetVideoBench {
+    var devices: Int
+    var decodedSample: Int
+    var profilePath: String
+    var stream: StreamType
+    var seconds: Double
+    var stepSeconds: Double
+
+    struct Call {
+        var app: AppUser
+        var devId: String
+        var sessionId: String
+        var decodes: Bool
+    }
+
+    func run() async throws -> Bool {
+        let template = try loadProfile(profilePath)
+        guard template.capabilities.video != nil else { throw ValidationError("--fleet needs a profile with video") }
+        let plan = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: devices)])
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fleet = FleetProcess(arguments: [
+            "fleet", "--profile", "\(profilePath):\(devices)", "--broker", broker.url, "--answer", "answer:0", "--json",
+        ])
+        try fleet.start()
+        defer { fleet.kill() }
+        guard let online = await fleet.waitForOnline(timeout: .seconds(120)), online.online == devices else {
+            throw ValidationError("the fleet did not bring \(devices) devices online within 120 s; its output:\n\(fleet.failureReport)")
+        }
+        let pid = fleet.process.processIdentifier
+        say("bench media --fleet \(devices): fleet pid \(pid) online in \(String(format: "%.1f", online.seconds)) s; load average \(Self.loadAverage)")
+
+        // The app side: one user per device (an app user has one call at a time), on one MQTT loop.
+        GStreamerRuntime.preloadPlugins()
+        let loop = try MQTTEventLoop(threads: 2, name: "bench-apps")
+        defer { loop.shutdown() }
+        var apps: [(AppUser, String)] = []
+        for position in 0..<devices {
+            let p = try plan.profile(at: position)
+            let userId = "bench-user-\(position)"
+            let app = try AppUser(userId: userId, connection: broker.clientOptions(clientID: userId), eventLoop: loop,
+                                  log: EventLog(minimumLevel: .error))
+            try await app.start(timeout: .seconds(20))
+            let t = p.resolvedTopics
+            try await app.add(DeviceAddress(devId: p.identity.devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta,
+                                            security: p.security, localKey: p.identity.localKey,
+                                            p2pPassword: p.identity.p2pPassword))
+            apps.append((app, p.identity.devId))
+        }
+
+        try? await Task.sleep(for: .seconds(1))
+        let baseline = await Self.cpuShare(pid: pid, over: stepSeconds)
+        say(String(format: "  0 calls: fleet CPU %5.1f%% of one core", baseline))
+        var calls: [Call] = []
+        var curve: [(Int, Double)] = [(0, baseline)]
+        var firstFrameMs: [Double] = []
+        var failures = 0
+        for (k, (app, devId)) in apps.enumerated() {
+            let decodes = k < decodedSample
+            guard let sid = await call(app: app, devId: devId, decodes: decodes) else {
+                failures += 1
+                note("device \(devId): the call was not answered")
+                continue
+            }
+            calls.append(Call(app: app, devId: devId, sessionId: sid, decodes: decodes))
+            let first = await ConcurrentMediaBench.firstFrame(app: app, sessionId: sid, decodes: decodes)
+            if let first { firstFrameMs.append(first) } else {
+                failures += 1
+                note("device \(devId): no video within 10 s")
+            }
+            let cpu = await Self.cpuShare(pid: pid, over: stepSeconds)
+            curve.append((calls.count, cpu))
+            say(String(format: "  %d calls: fleet CPU %5.1f%% of one core (answer -> first frame %@); load average %@",
+                       calls.count, cpu, first.map { String(format: "%.0f ms", $0) } ?? "-", Self.loadAverage))
+        }
+
+        // Every call streaming at once for `seconds`.
+        var before: [String: Int] = [:]
+        for c in calls { before[c.sessionId] = await Self.frames(c) }
+        let cpuAll = await Self.cpuShare(pid: pid, over: seconds)
+        var fps: [Double] = []
+        var gapMs = 0
+        var dropped = 0, stampErrors = 0, decodedFrames = 0
+        var sampleStamps: [(String, Set<VideoStats.Stamp>)] = []
+        for c in calls {
+            fps.append(Double(await Self.frames(c) - (before[c.sessionId] ?? 0)) / seconds)
+            if let (stats, _) = await c.app.videoLinkStatistics(sessionId: c.sessionId), !c.decodes {
+                gapMs = max(gapMs, stats.longestAccessUnitGapMs)
+            }
+            if c.decodes, let stats = await c.app.videoStats(sessionId: c.sessionId) {
+                dropped += stats.framesDropped
+                stampErrors += stats.stampErrors
+                decodedFrames += stats.framesDecoded
+                sampleStamps.append((c.devId, Set(stats.stamps)))
+            }
+        }
+        let loadAfter = Self.loadAverage
+        for c in calls {
+            try? await c.app.hangUp()
+            await c.app.closeVideo(sessionId: c.sessionId)
+        }
+        for (app, _) in apps { await app.stop() }
+        fleet.signal(SIGTERM)
+        _ = await fleet.waitForExit(timeout: .seconds(20))
+
+        let sortedFPS = fps.sorted()
+        let slope = ConcurrentMediaBench.slope(curve.filter { $0.0 >= 1 })
+        say("bench media --fleet \(devices): \(calls.count) calls up, \(stream == .main ? "main" : "sub") stream, "
+            + "\(min(decodedSample, calls.count)) decoded, \(failures) failed")
+        say(String(format: "  all %d streaming for %.0f s: fleet CPU %.1f%% of one core (load average %@)",
+                   calls.count, seconds, cpuAll, loadAfter))
+        say(String(format: "  fleet CPU per added link: %.2f%% of one core (least squares over 1 -> %d calls); first call %.1f%% over idle",
+                   slope, calls.count, (curve.count > 1 ? curve[1].1 : baseline) - baseline))
+        say(String(format: "  per-stream fps: min %.1f, median %.1f, max %.1f", sortedFPS.first ?? 0,
+                   sortedFPS.isEmpty ? 0 : sortedFPS[sortedFPS.count / 2], sortedFPS.last ?? 0))
+        say("  longest gap between two frames of a counted stream (whole run): \(gapMs) ms")
+        say("  decoded sample: \(decodedFrames) frames, \(stampErrors) stamp errors, \(dropped) frames dropped (counter gaps)")
+        say("  one encoder for every device: " + Self.sharedStampsLine(sampleStamps))
+        say("  answer -> first frame:      \(Percentiles(firstFrameMs).summary)")
+        say("  CPU curve (calls: % of one core): " + curve.map { String(format: "%d: %.1f", $0.0, $0.1) }.joined(separator: ", "))
+        let slowest = sortedFPS.first ?? 0
+        return failures == 0 && dropped == 0 && stampErrors == 0 && slowest >= 27
+    }
+
+    /// Calls the device, waits for its answer and opens the video; the session id, or nil.
+    private func call(app: AppUser, devId: String, decodes: Bool) async -> String? {
+        var events = await app.events().makeAsyncIterator()
+        guard (try? await app.startCall(devId: devId, timeoutSeconds: 30)) != nil else { return nil }
+        var answered = false
+        while let e = await events.next() {
+            if case .received(let m, _) = e, m.event == .answer { answered = true; break }
+            if case .callEnded = e { break }
+        }
+        guard answered else { return nil }
+        return try? await app.openVideo(streamType: stream, decodes: decodes)
+    }
+
+    /// Frames so far of one stream (decoded, or depayloaded access units).
+    private static func frames(_ c: Call) async -> Int {
+        if c.decodes { return await c.app.videoStats(sessionId: c.sessionId)?.framesDecoded ?? 0 }
+        return await c.app.videoLinkStatistics(sessionId: c.sessionId)?.stats.videoAccessUnitsReceived ?? 0
+    }
+
+    /// Whether the sampled streams of different devices decoded the same stamps (counter and
+    /// capture time): the same captured frames, so one capture and encoder.
+    static func sharedStampsLine(_ samples: [(String, Set<VideoStats.Stamp>)]) -> String {
+        guard samples.count >= 2 else { return "not checked (fewer than 2 decoded streams)" }
+        let first = samples[0]
+        let parts = samples.dropFirst().map { other in
+            "\(first.0) and \(other.0) share \(first.1.intersection(other.1).count) of \(min(first.1.count, other.1.count)) stamps"
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    static var loadAverage: String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    static func cpuShare(pid: Int32, over seconds: Double) async -> Double {
+        let start = BenchCommand.Media.cpuSeconds(pid: pid)
+        let wallStart = ContinuousClock.now
+        try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+        let end = BenchCommand.Media.cpuSeconds(pid: pid)
+        let wall = BenchCommand.Media.ms(ContinuousClock.now - wallStart) / 1000
+        guard let a = start, let b = end, wall > 0 else { return .nan }
+        return (b - a) / wall * 100
+    }
+}
