@@ -27,7 +27,14 @@ struct CallLedger {
     }
 
     private(set) var entries: [String: Entry] = [:]
+    /// Calls (distinct session ids) whose every side has ended.
     private(set) var completed = 0
+    /// Calls whose sides did not overlap in time: one side ended before another opened the session
+    /// (a ring delivered late), so the ledger saw the session open and close more than once.
+    private(set) var splitCalls = 0
+    /// The session ids (hashed) whose entry has closed once: a call is counted once however many
+    /// times its entry reopens.
+    private var closedSessions: Set<UInt64> = []
     private(set) var pairsChecked = 0
     private(set) var faultedCalls = 0
     /// Outcome counts of every ended view ("device notAnswered/local", ...).
@@ -71,7 +78,11 @@ struct CallLedger {
             return problems
         }
         entries.removeValue(forKey: record.sessionId)
-        completed += 1
+        if closedSessions.insert(StableHash.of(record.sessionId)).inserted {
+            completed += 1
+        } else {
+            splitCalls += 1
+        }
         if entry.faulted {
             faultedCalls += 1
         } else if let device = entry.deviceRecord {

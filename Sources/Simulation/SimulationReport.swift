@@ -31,6 +31,10 @@ public struct SimulationReport: Sendable {
     /// Starts the initiator's engine refused (already in a call): not counted as calls.
     public var startsRefused = 0
     public var callsCompleted = 0
+    /// Of those, calls one side ended before another side's ring arrived (counted once above).
+    public var splitCalls = 0
+    /// Presses in a doorbell's message window: a message left, no call (not in `callsStarted`).
+    public var messagesLeft = 0
     public var faultedCalls = 0
     public var pairsChecked = 0
     public var published = 0

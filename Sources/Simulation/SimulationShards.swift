@@ -134,6 +134,8 @@ extension SimulationReport {
             callsStarted += r.callsStarted
             startsRefused += r.startsRefused
             callsCompleted += r.callsCompleted
+            splitCalls += r.splitCalls
+            messagesLeft += r.messagesLeft
             faultedCalls += r.faultedCalls
             pairsChecked += r.pairsChecked
             published += r.published

@@ -59,9 +59,14 @@ extension Simulator {
         let started = effects.contains {
             switch $0 {
             case .send(let m): m.event == .call
-            case .announcePress, .leaveMessage: true
+            case .announcePress: true
             default: false
             }
+        }
+        // A press in the message window (PROTOCOL.md 8.5) leaves a message: no call, no session.
+        if !started, effects.contains(where: { if case .leaveMessage = $0 { true } else { false } }) {
+            report.messagesLeft += 1
+            return
         }
         guard started else {
             report.startsRefused += 1

@@ -66,6 +66,7 @@ public final class Simulator<DeviceEngine: SimulatedDeviceEngine> {
         report.simulatedMs = now - SimTime.epochMs
         report.traceHash = hash.value
         report.callsCompleted = ledger.completed
+        report.splitCalls = ledger.splitCalls
         report.faultedCalls = ledger.faultedCalls
         report.pairsChecked = ledger.pairsChecked
         report.outcomes = ledger.outcomes.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

@@ -131,7 +131,8 @@ struct SimulateCommand: ParsableCommand {
 
     private func printReport(_ r: SimulationReport, wallSeconds: Double) {
         let perSecond = wallSeconds > 0 ? Double(r.callsStarted) / wallSeconds : 0
-        print("calls: \(r.callsStarted) started, \(r.callsCompleted) ended on every side, \(r.startsRefused) starts refused (caller busy)")
+        let split = r.splitCalls > 0 ? " (\(r.splitCalls) of them ended on one side before another side's ring arrived)" : ""
+        print("calls: \(r.callsStarted) started, \(r.callsCompleted) ended on every side\(split), \(r.startsRefused) starts refused (caller busy), \(r.messagesLeft) presses left a message")
         print("steps: \(r.steps), simulated \(String(format: "%.1f", Double(r.simulatedMs) / 3_600_000)) h, messages published \(r.published), delivered \(r.delivered)")
         print("wall time: \(String(format: "%.2f", wallSeconds)) s, \(String(format: "%.0f", perSecond)) calls per second of wall time")
         print("faults injected: " + r.faults.lines.map { "\($0.0) \($0.1)" }.joined(separator: ", "))

@@ -12,6 +12,9 @@ import Testing
         #expect(report.violations.isEmpty, "\(report.violations)")
         #expect(report.drained)
         #expect(report.callsStarted == 2500)
+        // Every call started ended on every side, each counted once (a press that left a message
+        // is not a call).
+        #expect(report.callsCompleted == report.callsStarted)
         #expect(report.faults.lost > 0 && report.faults.duplicated > 0 && report.faults.disconnects > 0)
         #expect(report.refusalRepliesSent > 0)
     }
