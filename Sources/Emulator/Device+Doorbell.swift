@@ -9,7 +9,7 @@ import IPCWire
 /// (8.2, through the doorbell machine), ring timeouts and left messages (8.5).
 extension Device {
     /// The doorbell kind of this device's profile (`screen_ipc` places §3 calls).
-    public nonisolated var doorbellKind: DeviceProfile.Doorbell.Kind { profile.doorbell.kind }
+    public nonisolated var doorbellKind: DeviceProfile.Doorbell.Kind { template.profile.doorbell.kind }
 
     /// Presses the doorbell of an `ac_doorbell` or `doorbell` device (PROTOCOL.md 8.1): wakes it
     /// at once (8.4), then announces a call to the household; returns the call id. Inside a
@@ -60,14 +60,14 @@ extension Device {
     /// 8.8: the pushes of the press.
     func announcePress(callId: String) {
         let t = clock.nowSeconds()
-        let press = DoorbellPressMessage(devId: devId, etype: profile.doorbell.kind.rawValue, edata: callId)
+        let press = DoorbellPressMessage(devId: devId, etype: template.profile.doorbell.kind.rawValue, edata: callId)
         log.log(.info, "-> 43 doorbell press", device: devId, fields: [("call", callId)])
         publish(press.envelope(t: t), what: "43 press")
         emit(.pressed(callId: callId))
         if let pushes {
-            let push = PushPress(devId: devId, callId: callId, kind: profile.doorbell.kind.rawValue,
+            let push = PushPress(devId: devId, callId: callId, kind: template.profile.doorbell.kind.rawValue,
                                  timestampMs: clock.nowMs(), deviceName: profile.identity.name)
-            let users = profile.behaviour.household
+            let users = template.profile.behaviour.household
             Task { [weak self] in
                 let outcome = await pushes.send(press: push, users: users)
                 await self?.notePushes(outcome)

@@ -99,7 +99,7 @@ extension Device {
 
     private func send(_ payload: [UInt8], what: String) {
         do {
-            try client.publish(topic: topics.out, payload: payload, qos: 1, retain: false)
+            try client.publish(topic: outTopic, payload: payload, qos: 1, retain: false)
         } catch {
             log.log(.error, "could not publish \(what)", device: devId, fields: [("why", "\(error)")])
         }

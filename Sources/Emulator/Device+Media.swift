@@ -15,7 +15,7 @@ extension Device {
             refuse("dropped a 302 resolution for session '\(h.sessionId)': it has no P2P link", kind: .signal)
             return
         }
-        guard let stream = resolution.streamType, profile.capabilities.video != nil else {
+        guard let stream = resolution.streamType, template.profile.capabilities.video != nil else {
             refuse("dropped a 302 resolution with value \(resolution.value): the profile has no such stream (0 main, 1 sub)", kind: .signal)
             return
         }

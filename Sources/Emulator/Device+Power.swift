@@ -44,7 +44,7 @@ extension Device {
     func receiveWake(payload: [UInt8]) {
         guard WakeCheck.isWake(payload, localKey: Array(profile.identity.localKey.utf8)) else {
             doorbellCounters.badWakes += 1
-            refuse("ignored a \(payload.count)-byte payload on \(topics.wake): not the CRC32 of the localKey", kind: .wake)
+            refuse("ignored a \(payload.count)-byte payload on \(wakeTopic): not the CRC32 of the localKey", kind: .wake)
             return
         }
         log.log(.info, "<- wake", device: devId, fields: [("state", "\(power.state)")])

@@ -33,7 +33,7 @@ extension Device {
             link.setSpeaker(on: value == 1)
             log.log(.info, "<- 312 speaker", device: devId, fields: [("session", h.sessionId), ("on", String(value == 1))])
         case .resolution:
-            guard let stream = message.streamType, profile.capabilities.video != nil else {
+            guard let stream = message.streamType, template.profile.capabilities.video != nil else {
                 refuseStreamControl(message, why: "resolution cmdValue \(value) names no stream of this profile (0 main, 1 sub)")
                 return
             }

@@ -5,15 +5,18 @@ import DeviceProfile
 import Foundation
 import IPCWire
 import MQTTTransport
+import Synchronization
 import WebRTCLink
 
 /// One emulated device: one MQTT connection, one call engine, one actor (DESIGN.md "Device /
 /// Fleet"). It carries out what the engine decides: publishes messages (sealed per the profile's
 /// security mode), runs the timers, answers capability probes, and guards the P2P link.
 public actor Device {
-    public nonisolated let profile: DeviceProfile
+    /// What the devices of its template share (one reference per template; DeviceTemplate.swift).
+    public nonisolated let template: DeviceTemplate
     public nonisolated let devId: String
-    public nonisolated let topics: ResolvedTopics
+    /// Its identity and broker when they are more than its devId in the template (else nil).
+    nonisolated let own: DeviceOwnProfile?
     nonisolated let client: any MessageTransport
     nonisolated let log: EventLog
     /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
@@ -31,8 +34,19 @@ public actor Device {
     /// PROTOCOL.md 8.4: sleep, wake and battery, with its timers on the same scheduler.
     var power: PowerMachine
     var powerTimers: ScheduledTimers
-    /// PROTOCOL.md 8.5: press snapshots, motion snapshots and left messages, served by the control API.
-    public nonisolated let mediaStore: DeviceMediaStore
+    /// PROTOCOL.md 8.5: press snapshots, motion snapshots and left messages, served by the control
+    /// API. Made (with its folder) on first use: an idle fleet device has none.
+    public nonisolated var mediaStore: DeviceMediaStore {
+        madeMediaStore.withLock { made in
+            if let made { return made }
+            let store = DeviceMediaStore(devId: devId, root: mediaRoot ?? DeviceMediaStore.defaultRoot, clock: clock)
+            made = store
+            return store
+        }
+    }
+    private nonisolated let madeMediaStore = Mutex<DeviceMediaStore?>(nil)
+    /// Where `mediaStore` keeps its folder (nil: `DeviceMediaStore.defaultRoot`).
+    private nonisolated let mediaRoot: String?
     /// PROTOCOL.md 8.5: the press snapshot of each doorbell call still remembered (for DP 212 at
     /// its ring timeout), at most a few.
     var pressSnapshots: [(callId: String, ref: MediaRef?)] = []
@@ -53,7 +67,8 @@ public actor Device {
     var callsEnded = 0
     var lastCall: CallRecord?
     private var observers = EventObservers<DeviceEvent>()
-    private var pump: Task<Void, Never>?
+    /// Messages and connection states waiting for the device, in order (made by `start`).
+    private var inbox: MQTTInbox?
     private var readyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
     private var nextWaiterToken: UInt64 = 0
     var random = SystemRandomNumberGenerator()
@@ -79,7 +94,16 @@ public actor Device {
     var closedMedia = MediaTotals()
     var linkPumps: [String: Task<Void, Never>] = [:]
     /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
-    public nonisolated let refusals = RefusalLog()
+    /// Made on the first refusal (or the first read): an idle fleet device has none.
+    public nonisolated var refusals: RefusalLog {
+        madeRefusals.withLock { made in
+            if let made { return made }
+            let log = RefusalLog()
+            made = log
+            return log
+        }
+    }
+    private nonisolated let madeRefusals = Mutex<RefusalLog?>(nil)
     /// PROTOCOL.md 3.4: replies to refused messages, at most 5 a second per sender and 50 per
     /// device (issue 23; `Device+RefusalReplies`).
     var refusalReplies = RefusalReplyLimiter()
@@ -102,38 +126,46 @@ public actor Device {
     ///   - timers: the timer structure to share (a fleet shares one heap; nil: the process-wide one;
     ///     a `SimulatedClock`, also given as `clock`, for simulated time).
     ///   - links: what builds the P2P links (nil: the real ones on `feeds`; `SimulatedDeviceLinks`).
-    public init(profile: DeviceProfile, connection: MQTTClientOptions, eventLoop: MQTTEventLoop? = nil,
-                log: EventLog = EventLog(), timers: (any TimerScheduling)? = nil, clock: any EngineClock = SystemClock(),
-                feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil, mediaRoot: String? = nil) throws {
+    ///   - template: what the devices of its template share (a fleet gives one per group); used
+    ///     when `profile` is that template but for its identity and broker, else the device makes
+    ///     its own.
+    public init(profile: DeviceProfile, template: DeviceTemplate? = nil, connection: MQTTClientOptions,
+                eventLoop: MQTTEventLoop? = nil, log: EventLog = EventLog(), timers: (any TimerScheduling)? = nil,
+                clock: any EngineClock = SystemClock(), feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil,
+                mediaRoot: String? = nil) throws {
         let client = try MQTTClient(options: Self.clientOptions(profile: profile, connection: connection), eventLoop: eventLoop)
-        try self.init(profile: profile, transport: client, log: log, timers: timers, clock: clock, feeds: feeds,
-                      links: links, mediaRoot: mediaRoot)
+        try self.init(profile: profile, template: template, transport: client, log: log, timers: timers, clock: clock,
+                      feeds: feeds, links: links, mediaRoot: mediaRoot)
     }
 
     /// Creates the device on a transport of the caller's (issue 9: a unit test drives a device
     /// without a broker; give it options made by `clientOptions`). Its P2P links take their video
     /// from `feeds` (one capture and encoder per camera and stream size, shared; issue 11) unless
     /// `links` builds them.
-    public init(profile: DeviceProfile, transport: any MessageTransport, log: EventLog = EventLog(),
-                timers: (any TimerScheduling)? = nil, clock: any EngineClock = SystemClock(),
+    public init(profile: DeviceProfile, template: DeviceTemplate? = nil, transport: any MessageTransport,
+                log: EventLog = EventLog(), timers: (any TimerScheduling)? = nil, clock: any EngineClock = SystemClock(),
                 feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil, mediaRoot: String? = nil,
                 cloud: DeviceCloudOptions? = nil) throws {
         self.feeds = feeds
         self.linkFactory = links ?? GStreamerDeviceLinks(feeds: feeds)
         self.cloud = cloud
-        self.profile = profile
-        self.devId = profile.identity.devId
-        self.topics = profile.resolvedTopics
+        let shared = try template.flatMap { $0.isTemplate(of: profile) ? $0 : nil } ?? DeviceTemplate(profile)
+        let devId = profile.identity.devId
+        self.template = shared
+        self.devId = devId
+        self.own = shared.identity(devId: devId) == profile.identity && shared.profile.broker == profile.broker
+            ? nil : DeviceOwnProfile(identity: profile.identity, broker: profile.broker)
         self.log = log
         self.clock = clock
         let scheduler = timers ?? TimerScheduler.shared
         self.scheduler = scheduler
-        self.host = EngineHost(engine: DeviceSideEngine(profile: profile), clock: clock, scheduler: scheduler)
-        self.dataPoints = try DataPointStore(ids: profile.dataPoints.ids, startValues: profile.dataPointStartValues)
-        self.power = PowerMachine(config: PowerConfig(profile: profile))
+        self.host = EngineHost(engine: shared.engine.engine(devId: devId), clock: clock, scheduler: scheduler)
+        self.dataPoints = shared.dataPoints
+        var powerConfig = shared.power
+        powerConfig.devId = devId
+        self.power = PowerMachine(config: powerConfig)
         self.powerTimers = ScheduledTimers(scheduler: scheduler)
-        self.mediaStore = DeviceMediaStore(devId: profile.identity.devId, root: mediaRoot ?? DeviceMediaStore.defaultRoot,
-                                           clock: clock)
+        self.mediaRoot = mediaRoot
         self.pushes = profile.push.isEnabled
             ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir), log: log,
                          clock: clock, scheduler: scheduler) : nil
@@ -154,6 +186,31 @@ public actor Device {
         }
         self.metaSealer = try PayloadSealer(mode: .plain, localKey: key, from: SealHeader.deviceFrom)
         self.client = transport
+    }
+
+    /// Its profile: the template's, with its own identity and broker (built on each read).
+    public nonisolated var profile: DeviceProfile {
+        var profile = template.profile
+        if let own {
+            profile.identity = own.identity
+            profile.broker = own.broker
+        } else {
+            profile.identity = template.identity(devId: devId)
+        }
+        return profile
+    }
+
+    /// Its topics (PROTOCOL.md 1), made from the template's on each read (`outTopic`, `inTopic`
+    /// ... make only the one asked).
+    public nonisolated var topics: ResolvedTopics { template.profile.topics.resolved(devId: devId) }
+    nonisolated var inTopic: String { Self.fill(template.profile.topics.in, devId) }
+    nonisolated var outTopic: String { Self.fill(template.profile.topics.out, devId) }
+    nonisolated var metaTopic: String { Self.fill(template.profile.topics.meta, devId) }
+    nonisolated var onlineTopic: String { metaTopic + "/online" }
+    nonisolated var wakeTopic: String { TopicTemplates.wakePrefix + devId }
+
+    private static func fill(_ template: String, _ devId: String) -> String {
+        template.replacingOccurrences(of: TopicTemplates.placeholder, with: devId)
     }
 
     /// The MQTT options of the profile's device on `connection`: client id, credentials, keep
@@ -177,25 +234,39 @@ public actor Device {
     /// Subscribes to the in topic and connects. Returns at once: a broker that is down is retried
     /// (with backoff) and logged, never fatal. Use `waitUntilConnected` to wait.
     public func start() throws {
-        // One bounded stream and one task per device for messages and connection states, in the
-        // order they happened (DESIGN.md "Scale": small per-device memory, bounded queues).
-        let inbound = client.makeInboundStream(limit: Self.inboundQueueLimit)
-        try client.subscribe(topics.in, qos: 1)
-        // PROTOCOL.md 8.4: a low-power device also listens for its wake topic.
-        if power.config.lowPower { try client.subscribe(topics.wake, qos: 1) }
-        pump = Task { [weak self] in
-            for await item in inbound {
-                switch item {
-                case .message(let message): await self?.receive(message)
-                case .state(let state): await self?.connectionChanged(state)
-                }
+        // One bounded inbox per device for messages and connection states, in the order they
+        // happened, drained by a task only while something waits (DESIGN.md "Scale": no task per
+        // idle device, bounded queues).
+        if inbox == nil {
+            inbox = client.makeInbox(limit: Self.inboundQueueLimit) { [weak self] in
+                Task { await self?.drainInbox() }
             }
         }
+        try client.subscribe(inTopic, qos: 1)
+        // PROTOCOL.md 8.4: a low-power device also listens for its wake topic.
+        if power.config.lowPower { try client.subscribe(wakeTopic, qos: 1) }
         log.log(.info, "starting", device: devId, fields: [
             ("broker", client.options.endpointDescription), ("security", profile.security.rawValue),
             ("answerPolicy", "\(engine.answerPolicy)"),
         ])
         client.connect()
+    }
+
+    /// Handles what waits in the inbox, in order, until it is empty (the inbox then wakes a new
+    /// drain on its next item). Between batches it lets other work of the actor run.
+    private func drainInbox() async {
+        guard let inbox else { return }
+        while true {
+            let items = inbox.take()
+            if items.isEmpty { return }
+            for item in items {
+                switch item {
+                case .message(let message): receive(message)
+                case .state(let state): connectionChanged(state)
+                }
+            }
+            await Task.yield()
+        }
     }
 
     /// Messages and states waiting for the device at most; past it they are dropped and counted
@@ -243,12 +314,12 @@ public actor Device {
         for sessionId in Array(links.keys) { closeLink(sessionId, notifyPeer: false) }
         if connected {
             let offline = Array(#"{"online":false,"t":\#(clock.nowSeconds())}"#.utf8)
-            try? await client.publishAndWaitForAck(topic: topics.online, payload: offline, qos: 1, retain: true,
+            try? await client.publishAndWaitForAck(topic: onlineTopic, payload: offline, qos: 1, retain: true,
                                                    timeout: timeout)
         }
         _ = await client.disconnectAndWait(timeout: .seconds(1))
         client.close()
-        pump?.cancel()
+        inbox?.finish()
         resumeAllReadyWaiters(with: false)
         observers.finishAll()
         log.log(.info, "stopped", device: devId)
@@ -329,7 +400,7 @@ public actor Device {
             log.log(.info, "connected", device: devId, fields: [("broker", client.options.endpointDescription)])
             // Online only once the in topic is subscribed: whoever sees it online can call it.
             let client = self.client
-            let subscriptions = power.config.lowPower ? [topics.in, topics.wake] : [topics.in]
+            let subscriptions = power.config.lowPower ? [inTopic, wakeTopic] : [inTopic]
             Task { [weak self] in
                 for topic in subscriptions {
                     do {
@@ -373,7 +444,7 @@ public actor Device {
         publishMeta()
         do {
             let online = Array(#"{"online":true,"t":\#(clock.nowSeconds())}"#.utf8)
-            try client.publish(topic: topics.online, payload: online, qos: 1, retain: true)
+            try client.publish(topic: onlineTopic, payload: online, qos: 1, retain: true)
         } catch {
             log.log(.error, "could not publish presence", device: devId, fields: [("why", "\(error)")])
         }
@@ -384,7 +455,7 @@ public actor Device {
     func publishMeta() {
         do {
             let meta = try metaSealer.seal(profile.meta(awake: power.isAwake).envelope(t: clock.nowSeconds()))
-            try client.publish(topic: topics.meta, payload: meta, qos: 1, retain: true)
+            try client.publish(topic: metaTopic, payload: meta, qos: 1, retain: true)
         } catch {
             log.log(.error, "could not publish the meta", device: devId, fields: [("why", "\(error)")])
         }
@@ -392,7 +463,7 @@ public actor Device {
 
     /// One MQTT message: the wake topic (PROTOCOL.md 8.4) or the in topic.
     func receive(_ message: MQTTMessage) {
-        if message.topic == topics.wake, power.config.lowPower {
+        if power.config.lowPower, message.topic == wakeTopic {
             receiveWake(payload: message.payload)
         } else {
             receive(payload: message.payload)

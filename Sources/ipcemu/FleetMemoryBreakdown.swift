@@ -68,7 +68,7 @@ struct FleetMemoryBreakdown {
         var profiles: [DeviceProfile] = []
         profiles.reserveCapacity(count)
         for p in 0..<count { profiles.append(try plan.profile(at: p)) }
-        mark = row("profile copy (plan.profile(at:), kept)", mark)
+        mark = row("profile copy (plan.profile(at:), kept until the Devices are made)", mark)
 
         // 2. A bare MQTT client per device (libmosquitto handle, our connection state), not connected.
         var clients: [MQTTClient] = []
@@ -91,13 +91,20 @@ struct FleetMemoryBreakdown {
 
         // 3. The Device (actor, engine, data points, power machine, sealer/opener, its own client),
         //    made from the profiles above (shared, copy on write), not started.
+        //    As in a fleet, the devices share one DeviceTemplate.
+        let shared = try DeviceTemplate(template)
         var devices: [Device] = []
         devices.reserveCapacity(count)
         for profile in profiles {
-            devices.append(try Device(profile: profile, connection: broker.clientOptions(clientID: profile.identity.devId),
+            devices.append(try Device(profile: profile, template: shared,
+                                      connection: broker.clientOptions(clientID: profile.identity.devId),
                                       eventLoop: loop, log: EventLog(minimumLevel: .error), timers: timers))
         }
         mark = row("Device made, not started (actor, engines, stores, sealers, its MQTT client)", mark)
+        // What the devices did not keep of their profiles (in a fleet the copy lives only while
+        // its device is made).
+        profiles = []
+        mark = row("  the profile copies dropped (a device keeps its devId and the shared template)", mark)
 
         // 4. Started and online: inbound stream and its drain task, socket and packet buffers,
         //    subscriptions, presence and data points published.
@@ -132,8 +139,14 @@ struct FleetMemoryBreakdown {
         mark = row("(for scale) an AsyncStream and one task suspended draining it", mark)
         for c in streams { c.finish() }
         for t in tasks { await t.value }
-        rows.append(Row(part: "(MemoryLayout<DeviceProfile>.stride: the profile held inline by every Device)",
-                        heapBytesPerDevice: Double(MemoryLayout<DeviceProfile>.stride), rssBytesPerDevice: 0))
+        // The sizes of single allocations and of the Device's inline parts (no RSS column).
+        if let device = devices.first {
+            rows.append(Row(part: "(one Device actor's own allocation, malloc_usable_size)",
+                            heapBytesPerDevice: Double(DeviceMemoryLayout.allocationSize(of: device)), rssBytesPerDevice: 0))
+        }
+        for (part, bytes) in DeviceMemoryLayout.parts() {
+            rows.append(Row(part: "(inline in the Device: \(part))", heapBytesPerDevice: Double(bytes), rssBytesPerDevice: 0))
+        }
         return rows
     }
 }

@@ -78,6 +78,9 @@ public final class Fleet: Sendable {
     let wakeStats = FleetWakeStats()
     /// The reconnect storm under way and the last one's report (FleetReconnectStorm.swift).
     let storms = FleetStormState()
+    /// One per group of the plan, with the fleet's overrides: what its devices share (made on
+    /// the group's first device; docs/fleet.md "Memory per device").
+    private let templates: Mutex<[Int: DeviceTemplate]> = Mutex([:])
 
     public init(plan: FleetPlan, positions: Range<Int>, options: Options, timers: (any TimerScheduling)? = nil) throws {
         let own = timers == nil ? TimerScheduler(name: "fleet-timers") : nil
@@ -190,13 +193,31 @@ public final class Fleet: Sendable {
                                 elapsed: clock.now - began, shortage: shortage, failures: failures)
     }
 
-    private func makeDevice(at position: Int) throws -> Device {
-        var profile = try plan.profile(at: position)
+    /// A profile with the fleet's overrides (`--answer`, `--sleep-after`, `--wake-latency`).
+    private func overridden(_ profile: DeviceProfile) -> DeviceProfile {
+        var profile = profile
         if let policy = options.answerPolicy { profile.behaviour.answerPolicy = policy }
         if profile.power.lowPower {
             if let s = options.sleepAfter { profile.power.sleepAfter = s }
             if let l = options.wakeLatency { profile.power.wakeLatency = l }
         }
+        return profile
+    }
+
+    /// The shared part of the devices of group `index` (made once).
+    private func template(group index: Int) throws -> DeviceTemplate {
+        if let made = templates.withLock({ $0[index] }) { return made }
+        let made = try DeviceTemplate(overridden(plan.groups[index].profile))
+        return templates.withLock { templates in
+            if let other = templates[index] { return other }
+            templates[index] = made
+            return made
+        }
+    }
+
+    private func makeDevice(at position: Int) throws -> Device {
+        let profile = overridden(try plan.profile(at: position))
+        let template = try plan.group(at: position).map { try self.template(group: $0) }
         var connection = options.connection(for: profile.identity.devId)
         connection.clientID = profile.identity.devId
         if !options.sourceAddresses.isEmpty {
@@ -207,7 +228,8 @@ public final class Fleet: Sendable {
             tls.keyFile = key
             connection.tls = tls
         }
-        return try Device(profile: profile, connection: connection, eventLoop: eventLoop, log: options.log, timers: timers)
+        return try Device(profile: profile, template: template, connection: connection, eventLoop: eventLoop,
+                          log: options.log, timers: timers)
     }
 
     /// Devices online now.

@@ -84,6 +84,17 @@ public struct FleetPlan: Sendable {
         return nil
     }
 
+    /// The index in `groups` of device number `position` (nil outside the plan).
+    public func group(at position: Int) -> Int? {
+        guard position >= 0 else { return nil }
+        var rest = position
+        for (index, group) in groups.enumerated() {
+            if rest < group.count { return index }
+            rest -= group.count
+        }
+        return nil
+    }
+
     /// The profile of device number `position` (its template filled in with `start + position`).
     public func profile(at position: Int) throws(FleetError) -> DeviceProfile {
         guard position >= 0, position < total, let group = locate(position) else {

@@ -25,6 +25,8 @@ final class ClientConnection: @unchecked Sendable {
     private var outbox: [Pending] = []
     private var messageHandler: (@Sendable (MQTTMessage) -> Void)?
     private var stateHandler: (@Sendable (MQTTConnectionState) -> Void)?
+    /// Where messages and states go instead of the handlers (`MQTTClient.makeInbox`).
+    private var inbox: MQTTInbox?
     private var waiters = WaiterTable()
     private var closeActions: [@Sendable () -> Void] = []
 
@@ -82,9 +84,9 @@ final class ClientConnection: @unchecked Sendable {
             flushPending = true
             flush = true
         }
-        let (pending, onMessage, onState) = takeOutbox()
+        let delivery = takeOutbox()
         mutex.unlock()
-        deliver(pending, onMessage, onState)
+        deliver(delivery)
         if flush { worker.post { [self] in self.flushOnLoop() } }
         return try result.get()
     }
@@ -95,35 +97,50 @@ final class ClientConnection: @unchecked Sendable {
         if let handle { body(handle) }
         worker.synchronize(self, handle: handle, socketClosed: socketClosed)
         socketClosed = false
-        let (pending, onMessage, onState) = takeOutbox()
+        let delivery = takeOutbox()
         mutex.unlock()
-        deliver(pending, onMessage, onState)
+        deliver(delivery)
     }
 
-    private func takeOutbox() -> (
-        [Pending], (@Sendable (MQTTMessage) -> Void)?, (@Sendable (MQTTConnectionState) -> Void)?
-    ) {
-        guard !outbox.isEmpty else { return ([], nil, nil) }
+    /// What the callbacks recorded, and where it goes, taken with the mutex held.
+    private struct Delivery {
+        var pending: [Pending] = []
+        var onMessage: (@Sendable (MQTTMessage) -> Void)?
+        var onState: (@Sendable (MQTTConnectionState) -> Void)?
+        var inbox: MQTTInbox?
+    }
+
+    private func takeOutbox() -> Delivery {
+        guard !outbox.isEmpty else { return Delivery() }
         let taken = outbox
         // Not keepingCapacity: `taken` shares the buffer, so keeping it would copy it, and an idle
         // client (thousands in a fleet) would hold a buffer of its largest burst (docs/fleet.md
         // "Memory per device").
         outbox = []
-        return (taken, messageHandler, stateHandler)
+        return Delivery(pending: taken, onMessage: messageHandler, onState: stateHandler, inbox: inbox)
     }
 
-    private func deliver(
-        _ pending: [Pending], _ onMessage: (@Sendable (MQTTMessage) -> Void)?,
-        _ onState: (@Sendable (MQTTConnectionState) -> Void)?
-    ) {
-        for item in pending {
+    private func deliver(_ delivery: Delivery) {
+        var dropped = 0
+        for item in delivery.pending {
             switch item {
-            case .message(let message): onMessage?(message)
-            case .state(let state): onState?(state)
+            case .message(let message):
+                if let inbox = delivery.inbox {
+                    if inbox.push(.message(message)) == .dropped { dropped += 1 }
+                } else {
+                    delivery.onMessage?(message)
+                }
+            case .state(let state):
+                if let inbox = delivery.inbox {
+                    if inbox.push(.state(state)) == .dropped { dropped += 1 }
+                } else {
+                    delivery.onState?(state)
+                }
             case .resume(let continuation, let result): continuation.resume(returning: result)
             case .closed(let action): action()
             }
         }
+        if dropped > 0 { mutex.withLock { counters.droppedInbound += dropped } }
     }
 
     /// With the mutex held.
@@ -169,6 +186,16 @@ final class ClientConnection: @unchecked Sendable {
 
     func setStateHandler(_ handler: (@Sendable (MQTTConnectionState) -> Void)?) {
         mutex.withLock { stateHandler = handler }
+    }
+
+    /// Messages and states go to `inbox` from now on, instead of the handlers; a closed client
+    /// finishes it at once.
+    func setInbox(_ inbox: MQTTInbox) {
+        let closed = mutex.withLock { () -> Bool in
+            self.inbox = inbox
+            return handle == nil
+        }
+        if closed { inbox.finish() }
     }
 
     /// Runs `action` once the client is closed (at once if it already is).
@@ -311,12 +338,13 @@ final class ClientConnection: @unchecked Sendable {
             self.worker.detach(self)
         }
         if !posted {  // the loop is gone: nothing else can be using the handle
-            let actions = mutex.withLock { () -> [@Sendable () -> Void] in
+            let (actions, finishing) = mutex.withLock { () -> ([@Sendable () -> Void], MQTTInbox?) in
                 if let handle { mosquitto_destroy(handle) }
                 handle = nil
                 defer { closeActions.removeAll() }
-                return closeActions
+                return (closeActions, self.inbox)
             }
+            finishing?.finish()
             for action in actions { action() }
         }
     }
@@ -507,6 +535,7 @@ final class ClientConnection: @unchecked Sendable {
             failAllWaiters(.closed)
             outbox += closeActions.map { Pending.closed($0) }
             closeActions.removeAll()
+            if let inbox { outbox.append(.closed { inbox.finish() }) }
         }
     }
 

@@ -91,6 +91,17 @@ public final class MQTTClient: Sendable {
         return stream
     }
 
+    /// Inbound messages and state changes, in the order they happened, into an `MQTTInbox` that
+    /// calls `wake` when a drain must start (no stream and no consumer task while nothing waits:
+    /// DESIGN.md "Scale"). Replaces the handlers. Items past `limit` waiting are dropped and
+    /// counted in `MQTTClientCounters.droppedInbound`. Call before `connect()`. The inbox is
+    /// finished on `close()`.
+    public func makeInbox(limit: Int, wake: @escaping @Sendable () -> Void) -> MQTTInbox {
+        let inbox = MQTTInbox(limit: limit, wake: wake)
+        connection.setInbox(inbox)
+        return inbox
+    }
+
     /// State changes as an ordered `AsyncStream`; installs the state handler (see above).
     public func makeStateStream() -> AsyncStream<MQTTConnectionState> {
         let (stream, continuation) = AsyncStream<MQTTConnectionState>.makeStream()

@@ -7,6 +7,9 @@ public protocol MessageTransport: AnyObject, Sendable {
     var counters: MQTTClientCounters { get }
     /// Inbound messages and state changes in order, bounded (see `MQTTClient.makeInboundStream`).
     func makeInboundStream(limit: Int) -> AsyncStream<MQTTInbound>
+    /// The same, pulled by the consumer (see `MQTTClient.makeInbox`): no task while nothing
+    /// waits. The default feeds the inbox from `makeInboundStream` with one task.
+    func makeInbox(limit: Int, wake: @escaping @Sendable () -> Void) -> MQTTInbox
     func connect()
     func waitUntilConnected(timeout: Duration) async -> Bool
     func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool) throws(MQTTError)
@@ -20,3 +23,16 @@ public protocol MessageTransport: AnyObject, Sendable {
 }
 
 extension MQTTClient: MessageTransport {}
+
+extension MessageTransport {
+    /// For transports without an inbox of their own (test stand-ins, the cloud's device link):
+    /// one task moves the stream's items into the inbox, in order, until the stream finishes.
+    public func makeInbox(limit: Int, wake: @escaping @Sendable () -> Void) -> MQTTInbox {
+        let inbox = MQTTInbox(limit: limit, wake: wake)
+        let stream = makeInboundStream(limit: limit)
+        Task {
+            for await item in stream { inbox.push(item) }
+        }
+        return inbox
+    }
+}
