@@ -41,13 +41,15 @@ struct FleetVideoBench {
         let fleet = FleetProcess(arguments: [
             "fleet", "--profile", "\(profilePath):\(devices)", "--broker", broker.url, "--answer", "answer:0", "--json",
         ])
+        let spawned = ContinuousClock.now
         try fleet.start()
         defer { fleet.kill() }
         guard let online = await fleet.waitForOnline(timeout: .seconds(120)), online.online == devices else {
             throw ValidationError("the fleet did not bring \(devices) devices online within 120 s; its output:\n\(fleet.failureReport)")
         }
         let pid = fleet.process.processIdentifier
-        say("bench media --fleet \(devices): fleet pid \(pid) online in \(String(format: "%.1f", online.seconds)) s; load average \(Self.loadAverage)")
+        let onlineSeconds = BenchCommand.Media.ms(ContinuousClock.now - spawned) / 1000
+        say("bench media --fleet \(devices): fleet pid \(pid) online \(String(format: "%.1f", onlineSeconds)) s after spawn; load average \(Self.loadAverage)")
 
         // The app side: one user per device (an app user has one call at a time), on one MQTT loop.
         GStreamerRuntime.preloadPlugins()
@@ -96,7 +98,9 @@ struct FleetVideoBench {
         // Every call streaming at once for `seconds`.
         var before: [String: Int] = [:]
         for c in calls { before[c.sessionId] = await Self.frames(c) }
+        let appCPUStart = BenchCommand.Media.cpuSeconds(pid: getpid())
         let cpuAll = await Self.cpuShare(pid: pid, over: seconds)
+        let appCPU = (BenchCommand.Media.cpuSeconds(pid: getpid()) ?? .nan) - (appCPUStart ?? .nan)
         var fps: [Double] = []
         var gapMs = 0
         var dropped = 0, stampErrors = 0, decodedFrames = 0
@@ -126,8 +130,8 @@ struct FleetVideoBench {
         let slope = ConcurrentMediaBench.slope(curve.filter { $0.0 >= 1 })
         say("bench media --fleet \(devices): \(calls.count) calls up, \(stream == .main ? "main" : "sub") stream, "
             + "\(min(decodedSample, calls.count)) decoded, \(failures) failed")
-        say(String(format: "  all %d streaming for %.0f s: fleet CPU %.1f%% of one core (load average %@)",
-                   calls.count, seconds, cpuAll, loadAfter))
+        say(String(format: "  all %d streaming for %.0f s: fleet CPU %.1f%% of one core, the bench's app side %.1f%% (load average %@)",
+                   calls.count, seconds, cpuAll, appCPU / seconds * 100, loadAfter))
         say(String(format: "  fleet CPU per added link: %.2f%% of one core (least squares over 1 -> %d calls); first call %.1f%% over idle",
                    slope, calls.count, (curve.count > 1 ? curve[1].1 : baseline) - baseline))
         say(String(format: "  per-stream fps: min %.1f, median %.1f, max %.1f", sortedFPS.first ?? 0,
