@@ -8,12 +8,29 @@ public struct ScenarioSimDeviceSetup: Sendable {
     /// The profile's `doorbell.kind` (`screen_ipc`, `ac_doorbell`, `doorbell`): the 43's `etype`.
     public var kind: String
     public var secrets: P2PLinkRules.DeviceSecrets
+    /// The profile's streams (main and sub): what a link sends once up.
+    public var video: [StreamType: ScenarioSimStreamFormat]
+    /// The device's DPs (PROTOCOL.md 8.3: the profile's `dps`), nil for none.
+    public var dataPoints: DataPointStore?
+    /// Sleep, wake and battery (8.4); nil: a device that never sleeps.
+    public var power: PowerConfig?
+    /// The simulated camera's names and DP values (8.5); nil: snapshots and messages cannot be taken.
+    public var media: ScenarioSimMedia?
+    /// `doorbell.messageSeconds` (8.5).
+    public var messageSeconds: Int
 
-    public init(devId: String, engine: DeviceSideEngine, kind: String, secrets: P2PLinkRules.DeviceSecrets) {
+    public init(devId: String, engine: DeviceSideEngine, kind: String, secrets: P2PLinkRules.DeviceSecrets,
+                video: [StreamType: ScenarioSimStreamFormat] = [:], dataPoints: DataPointStore? = nil,
+                power: PowerConfig? = nil, media: ScenarioSimMedia? = nil, messageSeconds: Int = 10) {
         self.devId = devId
         self.engine = engine
         self.kind = kind
         self.secrets = secrets
+        self.video = video
+        self.dataPoints = dataPoints
+        self.power = power
+        self.media = media
+        self.messageSeconds = messageSeconds
     }
 }
 
@@ -34,6 +51,10 @@ public enum ScenarioSimEvent: Sendable {
         case sentDoorbell(VideoDoorbellMessage)
         case receivedDoorbell(VideoDoorbellMessage)
         case pressed(callId: String)
+        case dataPointsReported([DPEntry])
+        case fellAsleep
+        case wokeUp(latencyMs: Int64)
+        case mediaStored(name: String, path: String)
     }
 
     public enum UserSide: Sendable {
@@ -48,6 +69,9 @@ public enum ScenarioSimEvent: Sendable {
         case doorbellRinging(devId: String, callId: String, atMs: Int64)
         case doorbellSent(VideoDoorbellMessage)
         case doorbellReceived(VideoDoorbellMessage)
+        /// A video frame arrived on the link of `session` (no pixels: the stats count it).
+        case videoFrame(session: String)
+        case dpReport(devId: String, dps: [DPId: DPValue])
     }
 }
 
@@ -66,6 +90,19 @@ struct ScenarioSimDevice {
     var epoch = 0
     /// Open links: session -> the user at the other end.
     var links: [String: Int] = [:]
+    /// The profile's streams, the stream each link's offer asked for, and the streams being sent.
+    let video: [StreamType: ScenarioSimStreamFormat]
+    var offeredStreams: [String: StreamType] = [:]
+    var streams: [String: ScenarioSimStream] = [:]
+    var dataPoints: DataPointStore?
+    var power: PowerMachine
+    var powerTimers: [CallTimer: UInt64] = [:]
+    let media: ScenarioSimMedia?
+    let messageSeconds: Int
+    let localKey: [UInt8]
+    /// The last presses' snapshot paths (at most 8, as `Device` keeps them).
+    var pressSnapshots: [String: String] = [:]
+    var pressOrder: [String] = []
     var heartbeatRepliesSuppressed = false
     var replyDelayMs: Int64 = 0
     /// When the last delayed reply goes out (delayed replies keep their order).
@@ -75,6 +112,12 @@ struct ScenarioSimDevice {
         devId = setup.devId
         kind = setup.kind
         engine = setup.engine
+        video = setup.video
+        dataPoints = setup.dataPoints
+        power = PowerMachine(config: setup.power ?? PowerConfig(devId: setup.devId, lowPower: false))
+        media = setup.media
+        messageSeconds = setup.messageSeconds
+        localKey = Array(setup.secrets.localKey.utf8)
         linkRules = P2PLinkRules(device: setup.secrets)
         auth = P2PAuth.compute(p2pPassword: setup.secrets.p2pPassword, localKey: setup.secrets.localKey, devId: setup.devId)
     }
@@ -89,6 +132,7 @@ extension ScenarioSimulation {
         let d = try device(devId)
         let timeoutMs = timeoutSeconds.map { Int64(($0 * 1000).rounded()) }
         if devices[d].engine.isDoorbell {
+            runPower(d, devices[d].power.press(now: now))
             let callId = makeDoorbellCallId(unixSeconds: now / 1000, using: &rng)
             let effects = try devices[d].engine.perform(.press(DoorbellPress(sessionId: callId, timeoutMs: timeoutMs)), now: now)
             var id = callId
@@ -134,9 +178,12 @@ extension ScenarioSimulation {
         for (session, user) in devices[d].links.sorted(by: { $0.key < $1.key }) {
             devices[d].links.removeValue(forKey: session)
             devices[d].linkRules.closed(sessionId: session)
+            stopStream(device: d, session: session)
             users[user].links.removeValue(forKey: session)
+            noteStreamsChanged(d)
             feedDevice(d, .mediaLinkDown(sessionId: session))
             feedUser(user, slot(of: session, user: user), .mediaLinkDown(sessionId: session))
+            noteSessionsChanged(d)
         }
     }
 
@@ -165,6 +212,7 @@ extension ScenarioSimulation {
             events.append(.device(devId, .refused("dropped \(bytes.count)-byte message: \(error)")))
             return
         }
+        guard admitWhileAsleep(d, inbound) else { return }
         switch inbound {
         case .call(let message):
             events.append(.device(devId, .received(message)))
@@ -174,7 +222,19 @@ extension ScenarioSimulation {
             feedDevice(d, .receivedDoorbell(message), limited: true)
         case .signal(let signal):
             deviceSignal(d, signal)
-        case .abilityQuery, .abilityAnswer, .doorbellPress, .dpReport, .dpSet, .dpQuery, .streamControl:
+        case .dpSet(let set):
+            guard set.devId == devId else {
+                events.append(.device(devId, .refused("dropped a protocol 5 for '\(set.devId)', not this device")))
+                return
+            }
+            applyDPSet(d, set.dps, from: set.uid)
+        case .dpQuery(let query):
+            guard query.devId == devId else {
+                events.append(.device(devId, .refused("dropped a protocol 31 for '\(query.devId)', not this device")))
+                return
+            }
+            publishReport(d, devices[d].dataPoints?.report(ids: query.dpIds ?? []) ?? [])
+        case .abilityQuery, .abilityAnswer, .doorbellPress, .dpReport, .streamControl:
             events.append(.device(devId, .refused("dropped a protocol \(inbound.protocolNumber.rawValue) message (not simulated)")))
         }
     }
@@ -196,6 +256,7 @@ extension ScenarioSimulation {
 
     func runDevice(_ d: Int, _ effects: [CallEffect]) {
         let devId = devices[d].devId
+        defer { if !effects.isEmpty { noteSessionsChanged(d) } }
         for effect in effects {
             switch effect {
             case .send(let message):
@@ -219,6 +280,11 @@ extension ScenarioSimulation {
                 let press = DoorbellPressMessage(devId: devId, etype: devices[d].kind, edata: callId)
                 devicePublish(d, press.envelope(t: now / 1000))
                 events.append(.device(devId, .pressed(callId: callId)))
+                scheduleMedia(d, .pressSnapshot(callId: callId, unixSeconds: now / 1000))
+            case .ringTimedOut(let callId):
+                reportRingTimeout(d, callId: callId)
+            case .leaveMessage(let callId):
+                scheduleMedia(d, .message(callId: callId))
             case .closeMediaLink(let session):
                 closeDeviceLink(d, session)
             case .callEnded(let record):
@@ -227,7 +293,7 @@ extension ScenarioSimulation {
                 events.append(.device(devId, .refused("refused \(m.event.rawValue) session=\(m.sessionId) from=\(m.curId): \(why)")))
             case .refusedDoorbell(let m, let why):
                 events.append(.device(devId, .refused("refused video_doorbell \(m.event.rawValue) call=\(m.eData): \(why)")))
-            case .expectMediaLink, .peerRinging, .actionRefused, .ringTimedOut, .leaveMessage:
+            case .expectMediaLink, .peerRinging, .actionRefused:
                 break
             }
         }
@@ -279,12 +345,19 @@ extension ScenarioSimulation {
             case .open:
                 guard let u = userIndex[h.from] else { return }
                 devices[d].links[h.sessionId] = u
+                devices[d].offeredStreams[h.sessionId] = offer.streamType
+                stopStream(device: d, session: h.sessionId)  // a replaced link's stream
+                noteSessionsChanged(d)
+                noteStreamsChanged(d)
                 schedule(.linkUp(device: d, session: h.sessionId, user: u), after: Self.linkConnectMs)
             }
         case .disconnect:
             guard devices[d].linkRules.receiveDisconnect(sessionId: h.sessionId, from: h.from) else { return }
             devices[d].links.removeValue(forKey: h.sessionId)
+            stopStream(device: d, session: h.sessionId)
+            noteStreamsChanged(d)
             feedDevice(d, .mediaLinkDown(sessionId: h.sessionId))
+            noteSessionsChanged(d)
         case .candidate, .answer, .resolution:
             break
         }
@@ -293,6 +366,7 @@ extension ScenarioSimulation {
     /// The link connected: both ends' engines hear it.
     func linkUp(device d: Int, session: String, user u: Int) {
         guard devices[d].links[session] == u, users[u].links[session] == d else { return }
+        startStream(device: d, session: session, user: u)
         feedDevice(d, .mediaLinkUp(sessionId: session))
         feedUser(u, slot(of: session, user: u), .mediaLinkUp(sessionId: session))
     }
@@ -300,7 +374,9 @@ extension ScenarioSimulation {
     /// The device closes a link (its call ended): the app gets `disconnect` (close_reason 0).
     private func closeDeviceLink(_ d: Int, _ session: String) {
         devices[d].linkRules.closed(sessionId: session)
+        stopStream(device: d, session: session)
         guard let u = devices[d].links.removeValue(forKey: session) else { return }
+        noteStreamsChanged(d)
         let header = SignalHeader(from: devices[d].devId, to: users[u].userId, sessionId: session)
         publish(SignalMessage(header: header, body: .disconnect(SignalDisconnect(closeReason: 0))).envelope(t: now / 1000),
                 from: .device(d), topic: .deviceOut(d))

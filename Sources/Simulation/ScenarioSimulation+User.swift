@@ -13,6 +13,13 @@ struct ScenarioSimUser {
     var links: [String: Int] = [:]
     /// The `tid` of each link's offer (PROTOCOL.md 4): a reply to an earlier offer leaves the link alone.
     var linkTids: [String: String] = [:]
+    /// What it decoded on each link, by session.
+    var video: [String: ScenarioSimVideoStats] = [:]
+    /// When it knew each call was answered (unix ms).
+    var answeredAt: [String: Int64] = [:]
+    /// The last DP values each device reported (the app's cache), and when each arrived.
+    var dps: [String: [DPId: DPValue]] = [:]
+    var dpsSeenAt: [String: [DPId: (value: DPValue, atMs: Int64)]] = [:]
 
     init(userId: String, call: AppCallEngine, bell: AppDoorbellEngine) {
         self.userId = userId
@@ -129,7 +136,16 @@ extension ScenarioSimulation {
                 users[u].links.removeValue(forKey: sid)
                 users[u].linkTids.removeValue(forKey: sid)
             }
-        case .abilityQuery, .abilityAnswer, .dpReport, .dpSet, .dpQuery, .streamControl:
+        case .dpReport(let report):
+            guard let d = deviceIndex[report.devId], users[u].devices.contains(d) else { return }
+            var values: [DPId: DPValue] = [:]
+            for entry in report.dps {
+                values[entry.id] = entry.value
+                users[u].dpsSeenAt[report.devId, default: [:]][entry.id] = (entry.value, now)
+            }
+            users[u].dps[report.devId, default: [:]].merge(values) { _, new in new }
+            events.append(.user(userId, .dpReport(devId: report.devId, dps: values)))
+        case .abilityQuery, .abilityAnswer, .dpSet, .dpQuery, .streamControl:
             break
         }
     }
@@ -183,6 +199,11 @@ extension ScenarioSimulation {
             case .stopRinging, .expectMediaLink, .actionRefused, .announcePress, .ringTimedOut, .leaveMessage, .refusedDoorbell:
                 break
             }
+        }
+        // When the app first knew its call was answered (the video's answer -> first frame).
+        for s in [users[u].call.session, users[u].bell.session] {
+            guard let s, s.phase == .answered, users[u].answeredAt[s.sessionId] == nil else { continue }
+            users[u].answeredAt[s.sessionId] = now
         }
     }
 }

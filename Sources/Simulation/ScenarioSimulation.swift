@@ -38,8 +38,12 @@ public final class ScenarioSimulation {
 
     /// Adds a device; its in topic is subscribed at once.
     public func addDevice(_ setup: ScenarioSimDeviceSetup) {
-        deviceIndex[setup.devId] = devices.count
+        let d = devices.count
+        deviceIndex[setup.devId] = d
         devices.append(ScenarioSimDevice(setup: setup))
+        // Connected: the idle timer starts (PROTOCOL.md 8.4); the DPs reported on connect reach
+        // nobody yet (no app reads its topic before the run starts).
+        runPower(d, devices[d].power.start(now: now))
     }
 
     /// Adds an app user who reads the out topics of `devices` (ids added before).
@@ -75,6 +79,14 @@ public final class ScenarioSimulation {
             reconnect(d, epoch: epoch)
         case .publish(let d, let bytes):
             publish(bytes: bytes, from: .device(d), topic: .deviceOut(d))
+        case .frame(let d, let session, let token):
+            sendFrame(device: d, session: session, token: token)
+        case .power(let d, let timer, let token):
+            powerTimerFired(d, timer, token: token)
+        case .media(let d, let job):
+            mediaDone(d, job)
+        case .wakeTopic(let d, let payload, let epoch):
+            wakeTopicDelivered(d, payload: payload, epoch: epoch)
         }
     }
 
@@ -150,6 +162,14 @@ struct ScenarioEventQueue {
         case reconnect(device: Int, epoch: Int)
         /// A device's reply published late (the `delayReplies` fault).
         case publish(device: Int, bytes: [UInt8])
+        /// The next video frame of a link's stream.
+        case frame(device: Int, session: String, token: UInt64)
+        /// A timer of a device's power machine (PROTOCOL.md 8.4).
+        case power(device: Int, CallTimer, token: UInt64)
+        /// A simulated camera job done (a snapshot taken, a message written: 8.5).
+        case media(device: Int, ScenarioSimMediaJob)
+        /// A publish on a device's wake topic `m/w/{devId}` reaching it.
+        case wakeTopic(device: Int, payload: [UInt8], epoch: Int)
     }
 
     private var items: [(time: Int64, seq: UInt64, item: Item)] = []

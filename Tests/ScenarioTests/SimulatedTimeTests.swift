@@ -6,22 +6,6 @@ import TestSupport
 extension Scenarios {
     /// `ipcemu scenario run --simulated` (docs/scenarios.md, "Simulated time").
     @Suite("Simulated time") struct SimulatedTime {
-        /// The shipped scenarios the simulated world cannot run, and what its reason must name (each
-        /// thing missing, with the first step needing it). The three doorbell scenarios need camera
-        /// media besides data points: simulating DPs and sleep alone would not let them run.
-        static let unsupported: [String: [String]] = [
-            "press-app-answers.yaml": ["needs decoded video frames"],
-            "video-frame-rate.yaml": ["needs decoded video frames"],
-            "p2p-drop-disconnected.yaml": ["needs decoded video frames"],
-            "unauthorised-offer.yaml": ["needs decoded video frames"],
-            "doorbell-press-accept-video.yaml": ["step 3 (line 17,", "needs a snapshot taken from the camera",
-                                                 "step 7 (line 21,", "needs decoded video frames"],
-            "doorbell-ring-timeout-leave-message.yaml": ["needs data points", "step 6 (line 19,",
-                                                         "needs a left message's MP4 recorded from the camera"],
-            "battery-doorbell-wake-by-topic.yaml": ["low-power device", "needs data points", "step 19 (line 33,",
-                                                    "needs decoded video frames"],
-        ]
-
         /// Wall seconds a simulated run may take here: "well under a second" on an idle machine;
         /// loose, so a loaded 2-core machine running a debug build does not make it flaky.
         static let wallLimit = 5.0
@@ -33,13 +17,7 @@ extension Scenarios {
             let t0 = Date()
             let simulated = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
             let wall = Date().timeIntervalSince(t0)
-            if let whys = Self.unsupported[file] {
-                let setup = try #require(simulated.setupError, "\(file) should be refused: \(simulated.summaryText)")
-                #expect(setup.hasPrefix("not supported under --simulated: "), "\(setup)")
-                for why in whys { #expect(setup.contains(why), "\(setup)") }
-                #expect(!simulated.passed, "a refused scenario never passes")
-                return
-            }
+            #expect(simulated.setupError == nil, "every shipped scenario runs simulated: \(simulated.summaryText)")
             print("simulated \(file): \(String(format: "%.3f", wall)) s wall, \(String(format: "%.1f", simulated.seconds)) s simulated")
             #expect(wall < Self.wallLimit, "\(file) took \(wall) s of wall time on simulated time")
             #expect(simulated.wallSeconds != nil)
@@ -50,6 +28,7 @@ extension Scenarios {
             #expect(simulated.steps.count == real.steps.count, "the same steps ran")
             #expect(simulated.expectations.count == real.expectations.count)
             #expect(simulated.calls.count == real.calls.count, "the same calls")
+            #expect(simulated.expectations.map(\.passed) == real.expectations.map(\.passed), "the same expectations pass")
         }
 
         @Test("a scenario that fails in real time fails the same way on simulated time")

@@ -1,6 +1,7 @@
 import AppSimulator
 import CallEngine
 import Emulator
+import Foundation
 import IPCWire
 import Simulation
 
@@ -60,19 +61,22 @@ final class SimulatedDevice: ScenarioDeviceDriver, Sendable {
 
     func phase() async -> CallPhase { core.read { [devId] in $0.phase(device: devId) ?? .idle } }
     func isConnected() async -> Bool { core.read { [devId] in $0.isConnected(device: devId) } }
-    /// The simulated links carry no video.
-    func framesSent() async -> [String: Int] { [:] }
+    /// Frames sent on each open simulated link (a model of the stream: counts, no pixels).
+    func framesSent() async -> [String: Int] { core.read { [devId] in $0.framesSent(device: devId) } }
     /// The world hands every event to the run itself (`SimulatedWorld.observe`).
     func events() async -> AsyncStream<DeviceEvent> { AsyncStream { $0.finish() } }
 
-    // PROTOCOL.md 8.3 and 8.4 are not simulated: `SimulatedWorld.unsupported` refuses such scenarios
-    // before they start; these answer plainly if called anyway.
-    func dataPoint(_ id: DPId) async -> DPValue? { nil }
-    func powerName() async -> String { "awake" }
-    func motion() async throws { throw ScenarioActionError("motion is not simulated") }
-    func wake() async throws { throw ScenarioActionError("sleep and wake are not simulated") }
-    func setBattery(percent: Int) async throws { throw ScenarioActionError("the battery is not simulated") }
-    func setDataPoints(_ values: [DPId: DPValue]) async throws { throw ScenarioActionError("data points are not simulated") }
+    // PROTOCOL.md 8.3-8.5 on the simulated device: its DP store, power machine and simulated camera.
+    func dataPoint(_ id: DPId) async -> DPValue? { core.read { [devId] in $0.dataPoint(device: devId, id) } }
+    func powerName() async -> String { core.read { [devId] in $0.powerName(device: devId) } }
+    func motion() async throws { try core.run { [devId] s throws(CallActionError) in try s.motion(device: devId) } }
+    func wake() async throws { try core.run { [devId] s throws(CallActionError) in try s.wake(device: devId) } }
+    func setBattery(percent: Int) async throws {
+        try core.run { [devId] s throws(CallActionError) in try s.setBattery(device: devId, percent: percent) }
+    }
+    func setDataPoints(_ values: [DPId: DPValue]) async throws {
+        try core.run { [devId] s throws(CallActionError) in try s.setDataPoints(device: devId, values) }
+    }
 }
 
 /// An app user of the simulated world: the SDK's calls on its real app engines.
@@ -109,7 +113,21 @@ final class SimulatedApp: ScenarioAppDriver, Sendable {
         }
     }
 
-    func videoStats(sessionId: String) async -> VideoStats? { nil }
+    /// What the app "decoded" on the simulated link, as `AppUser` measures it (no stamps: no pixels).
+    func videoStats(sessionId: String) async -> VideoStats? {
+        guard let v = core.read({ [userId] in $0.videoStats(user: userId, sessionId: sessionId) }) else { return nil }
+        var stats = VideoStats()
+        stats.framesDecoded = v.framesDecoded
+        stats.framesDropped = v.framesDropped
+        stats.width = v.width
+        stats.height = v.height
+        stats.firstFrameAt = v.firstFrameMs.map(Self.date)
+        stats.lastFrameAt = v.lastFrameMs.map(Self.date)
+        if let first = v.firstFrameMs, let answered = v.answeredMs { stats.answerToFirstFrameMs = Double(first - answered) }
+        return stats
+    }
+
+    private static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
     func answeredSession() async -> String? { core.read { [userId] in $0.answeredSession(user: userId) } }
     func phase() async -> CallPhase { core.read { [userId] in $0.phase(user: userId) } }
     func events() async -> AsyncStream<AppEvent> { AsyncStream { $0.finish() } }
@@ -132,6 +150,29 @@ final class SimulatedApp: ScenarioAppDriver, Sendable {
         try await openVideo(sessionId: call.sessionId, devId: call.peer, stream: stream, auth: nil)
     }
 
-    func wake(devId: String) async throws -> Double { throw ScenarioActionError("sleep and wake are not simulated") }
-    func setDPs(devId: String, _ values: [DPId: DPValue]) async throws { throw ScenarioActionError("data points are not simulated") }
+    /// PROTOCOL.md 8.4, as `AppUser.wake`: publishes on the wake topic, then waits (on the run's
+    /// clock, up to 10 s) for a DP 149 true report; the latency it saw, in ms.
+    func wake(devId: String) async throws -> Double {
+        let started = try core.run { [userId] s throws(CallActionError) -> Int64 in
+            try s.publishWake(user: userId, devId: devId)
+            return s.now
+        }
+        let clock = core.clock
+        let awake = await clock.waitUntil(clock.now.addingTimeInterval(Self.wakeTimeout)) { self.sawAwake(devId, since: started) }
+        guard awake, let seen = core.read({ [userId] in $0.seenDataPoint(user: userId, devId: devId, DataPointCatalogue.awake) }) else {
+            throw ScenarioActionError("\(devId) did not report DP 149 true within \(Int(Self.wakeTimeout)) s of the wake")
+        }
+        return Double(seen.atMs - started)
+    }
+
+    static let wakeTimeout = 10.0
+
+    private func sawAwake(_ devId: String, since started: Int64) -> Bool {
+        guard let seen = core.read({ [userId] in $0.seenDataPoint(user: userId, devId: devId, DataPointCatalogue.awake) }) else { return false }
+        return seen.atMs >= started && seen.value == .bool(true)
+    }
+
+    func setDPs(devId: String, _ values: [DPId: DPValue]) async throws {
+        try core.run { [userId] s throws(CallActionError) in try s.setDPs(user: userId, devId: devId, values) }
+    }
 }

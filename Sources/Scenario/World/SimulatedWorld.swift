@@ -11,7 +11,8 @@ import Synchronization
 /// scenario's devices and app users on the real engines and codecs inside `ScenarioSimulation`
 /// (Sources/Simulation), a broker without faults, links that connect after a fixed 150 ms, and the
 /// run's clock the simulator's (`SimulatedScenarioClock`): a `within: 30` costs no wall time.
-/// What it cannot do (decoded video, camera media, data points, sleep and wake) it names before the run starts.
+/// Video is a model of the stream (frame timing and counters), camera media are names and DPs
+/// without files; data points and sleep and wake are the device's own store and power machine.
 public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
     public let appMode: AppMode = .simulated
     public let brokerURL = "(simulated broker)"
@@ -23,7 +24,7 @@ public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
     /// Builds the devices and app users of `scenario` (as `InProcessWorld` does from the same file).
     public init(_ scenario: Scenario) throws {
         let simClock = SimulatedScenarioClock(startMs: ScenarioSimulation.startMs)
-        let core = SimulationCore(ScenarioSimulation(seed: scenario.seed ?? 1))
+        let core = SimulationCore(ScenarioSimulation(seed: scenario.seed ?? 1), clock: simClock)
         var drivers: [SimulatedDevice] = []
         let setup = scenario.devices
         for index in 0..<setup.count {
@@ -36,7 +37,11 @@ public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
             let device = ScenarioSimDeviceSetup(
                 devId: id.devId, engine: DeviceSideEngine(profile: profile), kind: profile.doorbell.kind.rawValue,
                 secrets: P2PLinkRules.DeviceSecrets(devId: id.devId, p2pPassword: id.p2pPassword, localKey: id.localKey,
-                                                    liveView: profile.capabilities.liveView))
+                                                    liveView: profile.capabilities.liveView),
+                video: Self.streams(profile.capabilities.video),
+                dataPoints: try DataPointStore(ids: profile.dataPoints.ids, startValues: profile.dataPointStartValues),
+                power: PowerConfig(profile: profile), media: Self.media(devId: id.devId, hasCamera: profile.capabilities.video != nil),
+                messageSeconds: profile.doorbell.messageSeconds)
             core.sim.withLock { $0.addDevice(device) }
             drivers.append(SimulatedDevice(devId: id.devId, isDoorbell: profile.doorbell.kind.isTuyaDoorbell, core: core))
         }
@@ -62,6 +67,28 @@ public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
     }
 
     public func app(_ userId: String) -> (any ScenarioAppDriver)? { apps[userId] }
+
+    /// The simulated camera: the device's own file names, paths and DP values (`DeviceMediaStore`,
+    /// `DoorbellMediaDPs`), no file; none without video (the real device cannot take them either).
+    private static func media(devId: String, hasCamera: Bool) -> ScenarioSimMedia? {
+        guard hasCamera else { return nil }
+        return ScenarioSimMedia(
+            pressSnapshotName: { DeviceMediaStore.pressSnapshotName(callId: $0) },
+            motionSnapshotName: { DeviceMediaStore.motionSnapshotName(unixSeconds: $0) },
+            messageName: { DeviceMediaStore.messageName(callId: $0) },
+            path: { DeviceMediaStore.apiPath(devId: devId, name: $0) },
+            snapshotReference: { DoorbellMediaDPs.snapshotReference(path: $0) },
+            doorbellAlarm: { DoorbellMediaDPs.doorbellAlarm(path: $0) })
+    }
+
+    /// The profile's main and sub streams, as the simulated links send them (the default main
+    /// stream for a profile without video, as `P2PLink` sends it).
+    private static func streams(_ video: DeviceProfile.Video?) -> [StreamType: ScenarioSimStreamFormat] {
+        let main = video?.main ?? .defaultMain
+        let sub = video?.sub ?? .defaultMain
+        return [.main: ScenarioSimStreamFormat(width: main.width, height: main.height, fps: main.fps),
+                .sub: ScenarioSimStreamFormat(width: sub.width, height: sub.height, fps: sub.fps)]
+    }
 
     public func close() async { clock.finish() }
 
@@ -89,63 +116,13 @@ public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
 
     // MARK: What it cannot run
 
-    /// Why `scenario` cannot run on simulated time, nil when it can: for each thing the simulation
-    /// lacks, the first step that needs it (joined by "; "), so the refusal shows everything a
-    /// scenario is missing, not just its first gap (a doorbell scenario may need data points and
-    /// also camera media: a snapshot, a left message's MP4, video frames).
+    /// Why `scenario` cannot run on simulated time, nil when it can. Every step of the vocabulary
+    /// runs simulated (video frames as a model of the stream, data points, sleep and wake, camera
+    /// media as names and DPs without files); what is left is a real app: `--app external` needs
+    /// a broker a phone can reach.
     public static func unsupported(_ scenario: Scenario, appMode: AppMode) -> String? {
         if appMode == .external { return "--app external needs a broker a real app can reach; the simulated world has none" }
-        var reasons: [String] = []
-        var lacks: Set<Lack> = []
-        if scenario.devices.profile.power.lowPower {
-            lacks.insert(.power)
-            reasons.append("the profile is a low-power device, and sleep and wake (PROTOCOL.md 8.4) are not simulated")
-        }
-        for step in scenario.allSteps {
-            guard let lack = unsupported(step.kind), lacks.insert(lack).inserted else { continue }
-            reasons.append("\(step.title) \(lack.why)")
-        }
-        return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
-    }
-
-    /// What the simulation does not have. Media comes from the device's camera (PROTOCOL.md 8.5):
-    /// a data point naming a snapshot or a message is only reported once the file is written.
-    private enum Lack: Hashable {
-        case frames, snapshot, message, dataPoints, power
-
-        var why: String {
-            switch self {
-            case .frames: "needs decoded video frames; the simulated P2P links carry none"
-            case .snapshot: "needs a snapshot taken from the camera (DP 154, 185 or 115 names it); the simulation has no camera"
-            case .message: "needs a left message's MP4 recorded from the camera (DP 212 ipc_leave_msg names it); the simulation has no camera"
-            case .dataPoints: "needs data points (PROTOCOL.md 8.3), which the simulation does not run"
-            case .power: "needs the power machine (PROTOCOL.md 8.4: sleep and wake), which the simulation does not run"
-            }
-        }
-    }
-
-    private static let snapshotDPs: Set<DPId> = [DataPointCatalogue.doorbellPicture, DataPointCatalogue.alarmMessage,
-                                                 DataPointCatalogue.motionPicture]
-
-    private static func unsupported(_ kind: StepKind) -> Lack? {
-        switch kind {
-        case .wait(let c, _), .expect(let c, _):
-            switch c {
-            case .videoStarted, .frames: return .frames
-            case .doorbell(.dataPoint(let id, _, let alert)):
-                if snapshotDPs.contains(id) { return .snapshot }
-                if alert == "ipc_leave_msg" { return .message }
-                return .dataPoints
-            case .doorbell(.power): return .power
-            default: return nil
-            }
-        case .doorbell(.leaveMessage): return .message
-        case .doorbell(.motion): return .snapshot
-        case .doorbell(.wake): return .power
-        case .doorbell(.battery), .doorbell(.setDataPoints): return .dataPoints
-        default:
-            return nil
-        }
+        return nil
     }
 }
 
@@ -154,8 +131,13 @@ public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
 final class SimulationCore: Sendable {
     let sim: Mutex<ScenarioSimulation>
     let sink = Mutex<(@Sendable (WorldEvent) -> Void)?>(nil)
+    /// Told of what changes no world event carries (a video frame), so the waits on it re-check.
+    let clock: any ScenarioClock
 
-    init(_ sim: sending ScenarioSimulation) { self.sim = Mutex(sim) }
+    init(_ sim: sending ScenarioSimulation, clock: any ScenarioClock) {
+        self.sim = Mutex(sim)
+        self.clock = clock
+    }
 
     /// Runs `body` on the simulation; its events go to the sink, then its result (or error) returns.
     func run<T: Sendable>(_ body: (ScenarioSimulation) throws(CallActionError) -> T) throws -> T {
@@ -172,11 +154,16 @@ final class SimulationCore: Sendable {
 
     func deliver(_ events: [ScenarioSimEvent]) {
         guard !events.isEmpty, let sink = sink.withLock({ $0 }) else { return }
-        for e in events { sink(Self.worldEvent(e)) }
+        var frames = false
+        for e in events {
+            if let w = Self.worldEvent(e) { sink(w) } else { frames = true }
+        }
+        // Frames are no event of `AppUser` (its stats count them): one change for the waits on them.
+        if frames { clock.changed() }
     }
 
-    /// The simulation's event as `Device` or `AppUser` reports it.
-    static func worldEvent(_ e: ScenarioSimEvent) -> WorldEvent {
+    /// The simulation's event as `Device` or `AppUser` reports it; nil for a video frame.
+    static func worldEvent(_ e: ScenarioSimEvent) -> WorldEvent? {
         switch e {
         case .device(let devId, let d):
             let event: DeviceEvent
@@ -192,6 +179,10 @@ final class SimulationCore: Sendable {
             case .sentDoorbell(let m): event = .sentDoorbell(m)
             case .receivedDoorbell(let m): event = .receivedDoorbell(m)
             case .pressed(let id): event = .pressed(callId: id)
+            case .dataPointsReported(let entries): event = .dataPointsReported(entries)
+            case .fellAsleep: event = .fellAsleep
+            case .wokeUp(let ms): event = .wokeUp(latencyMs: ms)
+            case .mediaStored(let name, let path): event = .mediaStored(name: name, path: path)
             }
             return .device(devId, event)
         case .user(let userId, let u):
@@ -208,6 +199,8 @@ final class SimulationCore: Sendable {
             case .doorbellRinging(let devId, let callId, let atMs): event = .doorbellRinging(devId: devId, callId: callId, atMs: atMs)
             case .doorbellSent(let m): event = .doorbellSent(m)
             case .doorbellReceived(let m): event = .doorbellReceived(m)
+            case .videoFrame: return nil
+            case .dpReport(let devId, let dps): event = .dpReport(devId: devId, dps: dps)
             }
             return .app(userId, event)
         }
