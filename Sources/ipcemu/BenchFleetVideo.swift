@@ -1,4 +1,5 @@
 import AppSimulator
+import Camera
 import ArgumentParser
 import CallEngine
 import CallRuntime
@@ -105,6 +106,7 @@ struct FleetVideoBench {
         var gapMs = 0
         var dropped = 0, stampErrors = 0, decodedFrames = 0
         var sampleStamps: [(String, Set<VideoStats.Stamp>)] = []
+        var sampleGaps: [Set<Int64>] = []
         for c in calls {
             fps.append(Double(await Self.frames(c) - (before[c.sessionId] ?? 0)) / seconds)
             if let (stats, _) = await c.app.videoLinkStatistics(sessionId: c.sessionId), !c.decodes {
@@ -115,6 +117,7 @@ struct FleetVideoBench {
                 stampErrors += stats.stampErrors
                 decodedFrames += stats.framesDecoded
                 sampleStamps.append((c.devId, Set(stats.stamps)))
+                sampleGaps.append(Self.missingFrames(stats.stamps))
             }
         }
         let loadAfter = Self.loadAverage
@@ -139,6 +142,12 @@ struct FleetVideoBench {
         say("  longest gap between two frames of a counted stream (whole run): \(gapMs) ms")
         say("  decoded sample: \(decodedFrames) frames, \(stampErrors) stamp errors, \(dropped) frames dropped (counter gaps)")
         say("  one encoder for every device: " + Self.sharedStampsLine(sampleStamps))
+        if sampleGaps.count >= 2 {
+            let everywhere = sampleGaps.dropFirst().reduce(sampleGaps[0]) { $0.intersection($1) }
+            let all = sampleGaps.reduce(Set<Int64>()) { $0.union($1) }
+            say("  missing frames in the sampled streams' first stamps: \(all.count), of which \(everywhere.count) missing from every "
+                + "sampled stream (lost before the fan-out: capture or encoder), \(all.count - everywhere.count) from some (a link or the app)")
+        }
         say("  answer -> first frame:      \(Percentiles(firstFrameMs).summary)")
         say("  CPU curve (calls: % of one core): " + curve.map { String(format: "%d: %.1f", $0.0, $0.1) }.joined(separator: ", "))
         let slowest = sortedFPS.first ?? 0
@@ -162,6 +171,23 @@ struct FleetVideoBench {
     private static func frames(_ c: Call) async -> Int {
         if c.decodes { return await c.app.videoStats(sessionId: c.sessionId)?.framesDecoded ?? 0 }
         return await c.app.videoLinkStatistics(sessionId: c.sessionId)?.stats.videoAccessUnitsReceived ?? 0
+    }
+
+    /// The frames a stream's stamps skip over, each as its counter and the 50 s window of its
+    /// estimated capture time (the counter wraps after 4096 frames), so that two streams' losses
+    /// can be compared.
+    static func missingFrames(_ stamps: [VideoStats.Stamp]) -> Set<Int64> {
+        var missing = Set<Int64>()
+        for (a, b) in zip(stamps, stamps.dropFirst()) {
+            let gap = LatencyStamp.framesMissing(between: a.counter, and: b.counter)
+            guard gap > 0, gap < 300 else { continue }
+            let step = Double(b.captureUnixMs - a.captureUnixMs) / Double(gap + 1)
+            for i in 1...gap {
+                let counter = (Int64(a.counter) + Int64(i)) % 4096
+                missing.insert(counter | ((a.captureUnixMs + Int64(step * Double(i))) / 50_000) << 12)
+            }
+        }
+        return missing
     }
 
     /// Whether the sampled streams of different devices decoded the same stamps (counter and
