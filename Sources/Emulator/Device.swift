@@ -47,25 +47,18 @@ public actor Device {
     private nonisolated let madeMediaStore = Mutex<DeviceMediaStore?>(nil)
     /// Where `mediaStore` keeps its folder (nil: `DeviceMediaStore.defaultRoot`).
     private nonisolated let mediaRoot: String?
-    /// PROTOCOL.md 8.5: the press snapshot of each doorbell call still remembered (for DP 212 at
-    /// its ring timeout), at most a few.
-    var pressSnapshots: [(callId: String, ref: MediaRef?)] = []
-    /// What the doorbell parts of PROTOCOL.md 8 counted (presses, wakes, drops while asleep ...).
-    public internal(set) var doorbellCounters = DoorbellCounters()
     /// PROTOCOL.md 8.8: the pushes of each press (nil without `push.url` or `push.apnsDir`).
     nonisolated let pushes: PushSender?
     /// PROTOCOL.md 9.4: on Tuya's cloud, the wire as the SDK writes it and the product's schema.
     public nonisolated let cloud: DeviceCloudOptions?
-    /// Profile DPs the cloud's schema lacks that were already warned about (once each).
-    var warnedOutsideSchema: Set<DPId> = []
     private var opener: PayloadOpener
     var sealer: PayloadSealer
     private var metaSealer: PayloadSealer
     private(set) var connected = false
     /// Connected, subscribed, and presence published.
     private var ready = false
-    var callsEnded = 0
-    var lastCall: CallRecord?
+    /// Calls, links, counters: made on first use (DeviceActivity.swift).
+    var activity: DeviceActivity?
     private var observers = EventObservers<DeviceEvent>()
     /// Messages and connection states waiting for the device, in order (made by `start`).
     private var inbox: MQTTInbox?
@@ -73,26 +66,13 @@ public actor Device {
     private var nextWaiterToken: UInt64 = 0
     var random = SystemRandomNumberGenerator()
     private var stopped = false
-    /// Replies held back by the reply-delay fault, in order, each with when it is due.
-    var delayedOutbox: [(dueMs: Int64, payload: [UInt8], what: String)] = []
-    /// Set by `dropConnection`: the level of the next "broker unreachable" line.
-    var droppedOnPurpose: LogLevel?
-    var links: [String: any DeviceMediaLink] = [:]
-    /// Per link: its generation in `linkRules` and its connect-timeout reaper (until it is up).
-    var linkTimers: [String: LinkTimer] = [:]
     /// Where the links' video comes from (the real link factory's feeds).
     nonisolated let feeds: VideoFeeds
     /// What builds the P2P links (injected; the real GStreamer links unless a test or the
     /// simulator gives `SimulatedDeviceLinks`).
     public nonisolated let linkFactory: any DeviceLinkFactory
-    /// What the camera of the links last reported, and how often it was lost.
-    var camera = CameraHealth()
     /// What the camera of the links last reported (nil until a link streamed it).
     public var cameraStatus: FrameSourceStatus? { camera.status }
-    /// PROTOCOL.md 4: who may open, replace and close a link (sans-IO, CallEngine).
-    var linkRules: P2PLinkRules
-    var closedMedia = MediaTotals()
-    var linkPumps: [String: Task<Void, Never>] = [:]
     /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
     /// Made on the first refusal (or the first read): an idle fleet device has none.
     public nonisolated var refusals: RefusalLog {
@@ -104,9 +84,6 @@ public actor Device {
         }
     }
     private nonisolated let madeRefusals = Mutex<RefusalLog?>(nil)
-    /// PROTOCOL.md 3.4: replies to refused messages, at most 5 a second per sender and 50 per
-    /// device (issue 23; `Device+RefusalReplies`).
-    var refusalReplies = RefusalReplyLimiter()
     /// The fewest P2P links a device keeps at once, whatever its live-view limit **[ours]**.
     public static let maxLinks = 8
 
@@ -169,12 +146,6 @@ public actor Device {
         self.pushes = profile.push.isEnabled
             ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir), log: log,
                          clock: clock, scheduler: scheduler) : nil
-        self.linkRules = P2PLinkRules(device: P2PLinkRules.DeviceSecrets(
-            devId: profile.identity.devId, p2pPassword: profile.identity.p2pPassword,
-            localKey: profile.identity.localKey, liveView: profile.capabilities.liveView),
-            maxLinks: Self.linkCap(liveViewLimit: profile.capabilities.liveViewLimit),
-            liveViewLimit: profile.capabilities.liveViewLimit,
-            connectTimeoutMs: WallClock.milliseconds(seconds: profile.timers.connectTimeout))
         let key = profile.identity.localKey
         self.opener = try PayloadOpener(mode: profile.security, localKey: key)
         self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)
@@ -418,7 +389,7 @@ public actor Device {
             if !stopped {
                 // A drop we made on purpose (a fault) logs at the fault's level, once.
                 let level = droppedOnPurpose.map { min($0, was ? .warning : .info) } ?? (was ? .warning : .info)
-                droppedOnPurpose = nil
+                if droppedOnPurpose != nil { droppedOnPurpose = nil }   // no activity made for a plain drop
                 log.log(level, "broker unreachable, retrying", device: devId, fields: [("why", reason)])
             }
             emit(.connection(connected: false, detail: reason))

@@ -13,25 +13,22 @@ package enum DeviceMemoryLayout {
     /// The inline bytes of the Device's bigger parts, biggest first.
     package static func parts() -> [(part: String, bytes: Int)] {
         let parts: [(String, Int)] = [
-            ("DeviceProfile (the profile inline)", MemoryLayout<DeviceProfile>.stride),
-            ("ResolvedTopics", MemoryLayout<ResolvedTopics>.stride),
             ("EngineHost<DeviceSideEngine>", MemoryLayout<EngineHost<DeviceSideEngine>>.stride),
             ("DataPointStore", MemoryLayout<DataPointStore>.stride),
             ("PowerMachine", MemoryLayout<PowerMachine>.stride),
             ("ScheduledTimers", MemoryLayout<ScheduledTimers>.stride),
             ("PayloadOpener", MemoryLayout<PayloadOpener>.stride),
             ("PayloadSealer (x2)", 2 * MemoryLayout<PayloadSealer>.stride),
-            ("CallRecord?", MemoryLayout<CallRecord?>.stride),
-            ("P2PLinkRules", MemoryLayout<P2PLinkRules>.stride),
-            ("RefusalReplyLimiter", MemoryLayout<RefusalReplyLimiter>.stride),
             ("DeviceFaults", MemoryLayout<DeviceFaults>.stride),
-            ("DoorbellCounters", MemoryLayout<DoorbellCounters>.stride),
-            ("CameraHealth", MemoryLayout<CameraHealth>.stride),
-            ("MediaTotals", MemoryLayout<MediaTotals>.stride),
             ("EventLog", MemoryLayout<EventLog>.stride),
             ("DeviceCloudOptions?", MemoryLayout<DeviceCloudOptions?>.stride),
             ("EventObservers<DeviceEvent>", MemoryLayout<EventObservers<DeviceEvent>>.stride),
-            ("MQTTClientOptions (in the client)", MemoryLayout<MQTTClientOptions>.stride),
+            ("(not inline: DeviceProfile, shared by reference through DeviceTemplate)", MemoryLayout<DeviceProfile>.stride),
+            ("(not inline: DeviceActivity's parts, made on first use) CallRecord?", MemoryLayout<CallRecord?>.stride),
+            ("(not inline) P2PLinkRules", MemoryLayout<P2PLinkRules>.stride),
+            ("(not inline) DoorbellCounters", MemoryLayout<DoorbellCounters>.stride),
+            ("(not inline) RefusalReplyLimiter", MemoryLayout<RefusalReplyLimiter>.stride),
+            ("MQTTClientOptions (in the client, not the Device)", MemoryLayout<MQTTClientOptions>.stride),
         ]
         return parts.sorted { $0.1 > $1.1 }
     }
