@@ -20,9 +20,9 @@ struct ScenarioCommand: AsyncParsableCommand {
                 phone app on the same broker plays them, and the scenario only drives and observes the devices \
                 (steps where an app user acts are refused). Prints PASS/FAIL per scenario with every failure \
                 (step, what was expected, what was seen). With --simulated the same files run on simulated time \
-                (the deterministic simulator: real engines and codecs, no broker, no video), each in well under a \
-                second; a scenario that needs what it lacks (decoded video, data points, sleep and wake) fails with \
-                'not supported under --simulated: ...'. Exit status: 0 all passed, 1 a scenario failed, \
+                (the deterministic simulator: real engines, codecs, DP store and power machine, no broker; video \
+                is frame timing and counters without pixels, snapshots and messages are DPs without files), each \
+                in well under a second; --app external is refused. Exit status: 0 all passed, 1 a scenario failed, \
                 2 a file does not load.
                 """
         )
@@ -36,7 +36,7 @@ struct ScenarioCommand: AsyncParsableCommand {
         @Option(help: "Who plays the app: simulated (our app simulator) or external (a real app under test).")
         var app: ScenarioAppOption = .simulated
 
-        @Flag(help: "Run on simulated time in the deterministic simulator (no broker, no video; waits cost no wall time).")
+        @Flag(help: "Run on simulated time in the deterministic simulator (no broker; video without pixels; waits cost no wall time).")
         var simulated = false
 
         @Option(help: "Write JUnit XML here (one test case per scenario run and per expectation).")
