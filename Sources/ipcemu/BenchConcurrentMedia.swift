@@ -34,7 +34,8 @@ struct ConcurrentMediaBench {
             let decodes = k <= decodedSample
             _ = try await app.openVideo(streamType: stream, sessionId: sid, devId: devId, decodes: decodes)
             opened.append(Opened(sessionId: sid, decodes: decodes))
-            if let ms = await Self.firstFrame(app: app, sessionId: sid, decodes: decodes) {
+            let first = await Self.firstFrame(app: app, sessionId: sid, decodes: decodes)
+            if let ms = first {
                 firstFrameMs.append(ms)
             } else {
                 failures += 1
@@ -43,7 +44,7 @@ struct ConcurrentMediaBench {
             let cpu = await cpuShare(pid: devicePid, over: stepSeconds)
             curve.append((k, cpu))
             say(String(format: "  %d streams: device CPU %5.1f%% of one core (answer -> first frame %@); load average %@", k, cpu,
-                       firstFrameMs.count == k ? String(format: "%.0f ms", firstFrameMs[k - 1]) : "-", FleetVideoBench.loadAverage))
+                       first.map { String(format: "%.0f ms", $0) } ?? "-", FleetVideoBench.loadAverage))
         }
 
         // Every stream at once for `seconds`: counters before and after.
