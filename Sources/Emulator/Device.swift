@@ -59,6 +59,9 @@ public actor Device {
     private var ready = false
     /// Calls, links, counters: made on first use (DeviceActivity.swift).
     var activity: DeviceActivity?
+    /// What the doorbell parts of PROTOCOL.md 8 counted (presses, wakes, drops while asleep, DP
+    /// reports ...; inline: a device with DPs counts its first report on connect).
+    public internal(set) var doorbellCounters = DoorbellCounters()
     private var observers = EventObservers<DeviceEvent>()
     /// Messages and connection states waiting for the device, in order (made by `start`).
     private var inbox: MQTTInbox?
@@ -192,13 +195,16 @@ public actor Device {
         options.username = options.username ?? profile.brokerUsername
         options.password = options.password ?? profile.broker.password
         options.keepAlive = profile.broker.keepAlive
-        options.will = MQTTWill(topic: profile.resolvedTopics.online, payload: Array(#"{"online":false}"#.utf8),
+        options.will = MQTTWill(topic: profile.resolvedTopics.online, payload: offlineWill,
                                 qos: 1, retain: true)
         // Oversized payloads reach the wire decoder, which refuses them unread with a log line
         // (PROTOCOL.md 1); the transport's own limit only guards memory.
         options.maxInboundPayloadBytes = 1 << 20
         return options
     }
+
+    /// The last will's payload, one array shared by every device (copy on write).
+    private static let offlineWill = Array(#"{"online":false}"#.utf8)
 
     // MARK: Lifecycle
 

@@ -4,14 +4,13 @@ import IPCWire
 
 /// What a device holds only once it has done something beyond being online (docs/fleet.md
 /// "Memory per device"): its calls' record, its links and their rules, the camera's health, the
-/// doorbell counters, the refusal replies' limiter, the reply-delay fault's outbox. Made on first
+/// refusal replies' limiter, the reply-delay fault's outbox. Made on first
 /// use; an idle fleet device has none, and reads give the starting values. Actor-isolated: only
 /// its `Device` touches it.
 final class DeviceActivity {
     var callsEnded = 0
     var lastCall: CallRecord?
     var pressSnapshots: [(callId: String, ref: MediaRef?)] = []
-    var doorbellCounters = DoorbellCounters()
     var warnedOutsideSchema: Set<DPId> = []
     var delayedOutbox: [(dueMs: Int64, payload: [UInt8], what: String)] = []
     var droppedOnPurpose: LogLevel?
@@ -61,11 +60,6 @@ extension Device {
     var pressSnapshots: [(callId: String, ref: MediaRef?)] {
         get { activity?.pressSnapshots ?? [] }
         _modify { yield &active.pressSnapshots }
-    }
-    /// What the doorbell parts of PROTOCOL.md 8 counted (presses, wakes, drops while asleep ...).
-    public internal(set) var doorbellCounters: DoorbellCounters {
-        get { activity?.doorbellCounters ?? DoorbellCounters() }
-        _modify { yield &active.doorbellCounters }
     }
     /// Profile DPs the cloud's schema lacks that were already warned about (once each).
     var warnedOutsideSchema: Set<DPId> {
