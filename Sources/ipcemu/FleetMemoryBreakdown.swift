@@ -106,7 +106,7 @@ struct FleetMemoryBreakdown {
         profiles = []
         mark = row("  the profile copies dropped (a device keeps its devId and the shared template)", mark)
 
-        // 4. Started and online: inbound stream and its drain task, socket and packet buffers,
+        // 4. Started and online: its inbox (no task while it is empty), socket and packet buffers,
         //    subscriptions, presence and data points published.
         for d in devices { try await d.start() }
         await withTaskGroup(of: Void.self) { group in
@@ -121,12 +121,12 @@ struct FleetMemoryBreakdown {
         for d in devices where await d.status.connected { online += 1 }
         guard online == count else { throw ValidationError("only \(online) of \(count) devices came online") }
         try? await Task.sleep(for: .seconds(2))   // the publishes on connect are written and acknowledged
-        mark = row("started and online (inbound stream + drain task, socket buffers, subscriptions, publishes)", mark)
+        mark = row("started and online (its inbox, subscriptions, presence and DPs published and acknowledged)", mark)
 
         for d in devices { await d.stop(timeout: .milliseconds(500)) }
         for c in clients { c.close() }
-        // For scale: what one suspended task waiting on an AsyncStream costs (each device has one
-        // draining its inbound stream).
+        // For scale: what one suspended task waiting on an AsyncStream costs (what each device had
+        // before its MQTTInbox).
         mark = sample()
         var streams: [AsyncStream<Int>.Continuation] = []
         var tasks: [Task<Void, Never>] = []
@@ -136,7 +136,7 @@ struct FleetMemoryBreakdown {
             tasks.append(Task { for await _ in stream {} })
         }
         try? await Task.sleep(for: .milliseconds(500))
-        mark = row("(for scale) an AsyncStream and one task suspended draining it", mark)
+        mark = row("(for scale) an AsyncStream and one task suspended draining it (each device had one before MQTTInbox)", mark)
         for c in streams { c.finish() }
         for t in tasks { await t.value }
         // The sizes of single allocations and of the Device's inline parts (no RSS column).
@@ -145,7 +145,7 @@ struct FleetMemoryBreakdown {
                             heapBytesPerDevice: Double(DeviceMemoryLayout.allocationSize(of: device)), rssBytesPerDevice: 0))
         }
         for (part, bytes) in DeviceMemoryLayout.parts() {
-            rows.append(Row(part: "(inline in the Device: \(part))", heapBytesPerDevice: Double(bytes), rssBytesPerDevice: 0))
+            rows.append(Row(part: "(MemoryLayout: \(part))", heapBytesPerDevice: Double(bytes), rssBytesPerDevice: 0))
         }
         return rows
     }

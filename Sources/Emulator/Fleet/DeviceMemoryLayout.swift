@@ -13,22 +13,22 @@ package enum DeviceMemoryLayout {
     /// The inline bytes of the Device's bigger parts, biggest first.
     package static func parts() -> [(part: String, bytes: Int)] {
         let parts: [(String, Int)] = [
-            ("EngineHost<DeviceSideEngine>", MemoryLayout<EngineHost<DeviceSideEngine>>.stride),
-            ("DataPointStore", MemoryLayout<DataPointStore>.stride),
-            ("PowerMachine", MemoryLayout<PowerMachine>.stride),
-            ("ScheduledTimers", MemoryLayout<ScheduledTimers>.stride),
-            ("PayloadOpener", MemoryLayout<PayloadOpener>.stride),
-            ("PayloadSealer (x2)", 2 * MemoryLayout<PayloadSealer>.stride),
-            ("DeviceFaults", MemoryLayout<DeviceFaults>.stride),
-            ("EventLog", MemoryLayout<EventLog>.stride),
-            ("DeviceCloudOptions?", MemoryLayout<DeviceCloudOptions?>.stride),
-            ("EventObservers<DeviceEvent>", MemoryLayout<EventObservers<DeviceEvent>>.stride),
-            ("(not inline: DeviceProfile, shared by reference through DeviceTemplate)", MemoryLayout<DeviceProfile>.stride),
-            ("(not inline: DeviceActivity's parts, made on first use) CallRecord?", MemoryLayout<CallRecord?>.stride),
-            ("(not inline) P2PLinkRules", MemoryLayout<P2PLinkRules>.stride),
-            ("(not inline) DoorbellCounters", MemoryLayout<DoorbellCounters>.stride),
-            ("(not inline) RefusalReplyLimiter", MemoryLayout<RefusalReplyLimiter>.stride),
-            ("MQTTClientOptions (in the client, not the Device)", MemoryLayout<MQTTClientOptions>.stride),
+            ("in the Device: EngineHost<DeviceSideEngine>", MemoryLayout<EngineHost<DeviceSideEngine>>.stride),
+            ("in the Device: DataPointStore", MemoryLayout<DataPointStore>.stride),
+            ("in the Device: PowerMachine", MemoryLayout<PowerMachine>.stride),
+            ("in the Device: ScheduledTimers", MemoryLayout<ScheduledTimers>.stride),
+            ("in the Device: PayloadOpener", MemoryLayout<PayloadOpener>.stride),
+            ("in the Device: PayloadSealer (x2)", 2 * MemoryLayout<PayloadSealer>.stride),
+            ("in the Device: DeviceFaults", MemoryLayout<DeviceFaults>.stride),
+            ("in the Device: EventLog", MemoryLayout<EventLog>.stride),
+            ("in the Device: DeviceCloudOptions?", MemoryLayout<DeviceCloudOptions?>.stride),
+            ("in the Device: EventObservers<DeviceEvent>", MemoryLayout<EventObservers<DeviceEvent>>.stride),
+            ("not in the Device: DeviceProfile (shared through DeviceTemplate)", MemoryLayout<DeviceProfile>.stride),
+            ("in DeviceActivity (made on first use): CallRecord?", MemoryLayout<CallRecord?>.stride),
+            ("in DeviceActivity: P2PLinkRules", MemoryLayout<P2PLinkRules>.stride),
+            ("in the Device: DoorbellCounters", MemoryLayout<DoorbellCounters>.stride),
+            ("in DeviceActivity: RefusalReplyLimiter", MemoryLayout<RefusalReplyLimiter>.stride),
+            ("in the MQTT client: MQTTClientOptions", MemoryLayout<MQTTClientOptions>.stride),
         ]
         return parts.sorted { $0.1 > $1.1 }
     }
