@@ -66,7 +66,8 @@ final class AppVideoLink: Sendable {
             videoFrame: onFrame,
             dataChannel: dataChannel)
         // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
-        // it does not hold the first frame back. HEVC: audio and the fmp4Stream channel, no RTP video.
+        // it does not hold the first frame back (LinkOptions.jitterBufferFastStartPackets: it
+        // starts with the first packets, not 20 ms after them). HEVC: audio and the fmp4Stream channel, no RTP video.
         let configuration = wantsHEVC
             ? OfferConfiguration(receivesRTPVideo: false, dataChannels: [FMP4ControlMessage.channelLabel])
             : OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,

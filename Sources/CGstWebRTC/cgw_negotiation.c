@@ -316,6 +316,30 @@ int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms) {
     return changed;
 }
 
+static void on_new_jitterbuffer(GstElement *rtpbin, GstElement *jitterbuffer, guint session, guint ssrc, gpointer data) {
+    (void)rtpbin;
+    (void)session;
+    (void)ssrc;
+    if (cgw_find_property(jitterbuffer, "faststart-min-packets") != NULL) {
+        g_object_set(jitterbuffer, "faststart-min-packets", GPOINTER_TO_UINT(data), NULL);
+    }
+}
+
+bool cgw_webrtc_set_jitterbuffer_fast_start(CgwElement *webrtc, unsigned packets) {
+    /* webrtcbin's rtpbin has loaded the rtpmanager plugin, so the type is registered. */
+    GType type = g_type_from_name("GstRtpJitterBuffer");
+    if (type == 0) return false;
+    GObjectClass *klass = g_type_class_ref(type);
+    bool has = g_object_class_find_property(klass, "faststart-min-packets") != NULL;
+    g_type_class_unref(klass);
+    if (!has) return false;
+    GstElement *rtpbin = cgw_bin_get_child(webrtc, "rtpbin");
+    if (rtpbin == NULL) return false;
+    g_signal_connect(rtpbin, "new-jitterbuffer", G_CALLBACK(on_new_jitterbuffer), GUINT_TO_POINTER(packets));
+    gst_object_unref(rtpbin);
+    return true;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Connected signals
  * ---------------------------------------------------------------------------------------------- */

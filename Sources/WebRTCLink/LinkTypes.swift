@@ -123,6 +123,12 @@ public struct LinkOptions: Sendable, Hashable {
     public var silenceTimeout: Duration
     /// Jitter buffer of the receive path, in ms.
     public var jitterBufferMs: Int
+    /// The jitter buffer starts pushing once this many consecutive packets have arrived, instead
+    /// of holding the first packet for the whole `jitterBufferMs` (rtpjitterbuffer's
+    /// `faststart-min-packets`); later packets still get `jitterBufferMs` to be reordered.
+    /// 0: wait the whole latency, GStreamer's default. A 720p key frame is tens of packets, so 2
+    /// starts the picture as soon as it arrives.
+    public var jitterBufferFastStartPackets: Int
     /// Each RTP session sends RTCP at least this often (ms), so that a receive-only peer is never
     /// silent for as long as `silenceTimeout`.
     public var rtcpIntervalMs: Int
@@ -145,9 +151,10 @@ public struct LinkOptions: Sendable, Hashable {
     public init(
         iceServers: [ICEServer] = [], localAddresses: [String]? = nil, silenceTimeout: Duration = .seconds(5),
         jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false, icePacingMs: Int = 5,
-        relayOnly: Bool = false
+        relayOnly: Bool = false, jitterBufferFastStartPackets: Int = 2
     ) {
         self.relayOnly = relayOnly
+        self.jitterBufferFastStartPackets = jitterBufferFastStartPackets
         self.icePacingMs = icePacingMs
         self.iceServers = iceServers
         self.localAddresses = localAddresses

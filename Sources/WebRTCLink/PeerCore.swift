@@ -193,6 +193,11 @@ final class PeerCore: Sendable {
                 throw .pipeline("the ICE agent refused local address \(address)")
             }
         }
+        if options.jitterBufferFastStartPackets > 0 {
+            // Without it the first frame waits the whole jitter buffer latency (GStreamer < 1.18
+            // has no such property: the link then works as before).
+            _ = cgw_webrtc_set_jitterbuffer_fast_start(webrtc, UInt32(clamping: options.jitterBufferFastStartPackets))
+        }
         if options.relayOnly, !cgw_webrtc_set_ice_transport_policy(webrtc, Int32(CGW_ICE_TRANSPORT_POLICY_RELAY)) {
             throw .pipeline("webrtcbin has no ice-transport-policy property, or refused relay")
         }

@@ -107,7 +107,10 @@ extension BenchCommand {
             var steps = FirstFrameSteps()
             for i in 0..<(calls + warmup) {
                 var events = await app.events().makeAsyncIterator()
-                try await app.startCall(devId: devId, timeoutSeconds: 15)
+                let ringing = try await app.startCall(devId: devId, timeoutSeconds: 15)
+                // As `app call --video` does: the app's link is built while the call rings, and
+                // only its offer goes out at the answer (a link not ready by then is used when it is).
+                try? await app.prepareVideo(sessionId: ringing, devId: devId)
                 var answered = false
                 while let e = await events.next() {
                     if case .received(let m, _) = e, m.event == .answer { answered = true; break }

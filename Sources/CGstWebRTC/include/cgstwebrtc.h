@@ -143,6 +143,11 @@ bool cgw_webrtc_tune_ice_agent(CgwElement *webrtc, unsigned pacing_ms, bool upnp
 /* Sets the RTCP minimum interval of every RTP session of the webrtcbin (so that a receive-only peer
  * still reports at least this often); returns the number of sessions changed. */
 int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms);
+/* Every RTP jitter buffer webrtcbin makes from now on starts pushing once `packets` consecutive
+ * packets arrived (rtpjitterbuffer's faststart-min-packets) instead of holding its first packet
+ * for the whole latency. Call before negotiation. False: no rtpbin, or this GStreamer's
+ * rtpjitterbuffer lacks the property (then nothing changes). */
+bool cgw_webrtc_set_jitterbuffer_fast_start(CgwElement *webrtc, unsigned packets);
 /* GstWebRTCICETransportPolicy (webrtcbin's ice-transport-policy): RELAY makes the libnice agent
  * use relayed (TURN) local candidates only. Values checked against GStreamer's in cgw_negotiation.c. */
 enum { CGW_ICE_TRANSPORT_POLICY_ALL = 0, CGW_ICE_TRANSPORT_POLICY_RELAY = 1 };
