@@ -39,8 +39,10 @@ public final class DeviceTemplate: Sendable {
         return identity
     }
 
-    /// Whether `profile` is this template but for its identity and broker: a device of it.
+    /// Whether `profile` is this template but for its identity and broker: a device of it. The
+    /// category is the engine's (`extra.category` of its calls), so it must be the template's.
     func isTemplate(of profile: DeviceProfile) -> Bool {
+        guard profile.identity.category == self.profile.identity.category else { return false }
         var probe = profile
         probe.identity = self.profile.identity
         probe.broker = self.profile.broker

@@ -1,0 +1,63 @@
+import DeviceProfile
+import Emulator
+import IPCEmuTesting
+import MQTTTransport
+import Testing
+import TestSupport
+
+/// docs/fleet.md "Memory per device": the devices of one template share it by reference and keep
+/// only what is their own, yet each reads back exactly the profile it was made from.
+@Suite("Devices of one template share it")
+struct DeviceTemplateTests {
+    private static func device(_ profile: DeviceProfile, template: DeviceTemplate?, on bus: InProcessBus) throws -> Device {
+        let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
+        return try Device(profile: profile, template: template, transport: bus.transport(options: options))
+    }
+
+    @Test("Fleet instances share the template and read back their own profile, topics and credentials")
+    func instancesShare() throws {
+        let bus = InProcessBus()
+        var template = DeviceProfile.testDoorbell(devId: "tpl-{index:3}")
+        template.identity.name = template.identity.devId   // a name that follows the devId
+        template.broker.username = "user-{devId}"          // credentials filled in per device
+        let plan = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: 4)])
+        let shared = try DeviceTemplate(template)
+        for position in 0..<4 {
+            let profile = try plan.profile(at: position)
+            let device = try Self.device(profile, template: shared, on: bus)
+            #expect(device.template === shared)
+            #expect(device.profile == profile)
+            #expect(device.topics == profile.resolvedTopics)
+            #expect(device.devId == "tpl-00\(position)")
+        }
+    }
+
+    @Test("Only the devId differs: the device reads back its profile with the template's name")
+    func devIdOnly() throws {
+        let bus = InProcessBus()
+        let template = DeviceProfile.testDoorbell(devId: "plain-{index}")
+        let shared = try DeviceTemplate(template)
+        let profile = try template.instance(index: 7)
+        let device = try Self.device(profile, template: shared, on: bus)
+        #expect(device.template === shared)
+        #expect(device.profile == profile)
+        #expect(device.profile.identity.name == "Test doorbell")
+    }
+
+    @Test("A profile that differs beyond identity and broker gets a template of its own")
+    func differentProfileNotShared() throws {
+        let bus = InProcessBus()
+        let template = DeviceProfile.testDoorbell(devId: "a-{index}")
+        let shared = try DeviceTemplate(template)
+        var other = try template.instance(index: 1)
+        other.behaviour.household = ["someone-else"]
+        let device = try Self.device(other, template: shared, on: bus)
+        #expect(device.template !== shared)
+        #expect(device.profile == other)
+        var category = try template.instance(index: 2)
+        category.identity.category = "other_category"
+        let second = try Self.device(category, template: shared, on: bus)
+        #expect(second.template !== shared)
+        #expect(second.profile == category)
+    }
+}
