@@ -43,11 +43,8 @@ public enum CloudFleetLine: Sendable, Equatable {
 
     /// The line as printed: compact JSON, keys sorted, no newline.
     public var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Strings, integers and finite numbers only (the seconds and rates are finite).
-        guard let data = try? encoder.encode(self) else { return #"{"event":"\#(event.rawValue)"}"# }
-        return String(decoding: data, as: UTF8.self)
+        JSONLineDecoding.encode(self, event: event.rawValue)
     }
 
     /// Reads one line; a line that is not one of these throws `CloudFleetLineError` naming the field.

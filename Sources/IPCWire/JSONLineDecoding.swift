@@ -3,8 +3,17 @@ import Foundation
 /// Reads one JSON line of a Codable type and, when it is not one, says what was wrong in words
 /// naming the field (`field 'online' is missing`, `field 'seconds' is not a number`, `field 'event'
 /// is none of note, progress, ...`), never a 0 read from a missing field. Shared by the lines
-/// processes exchange on stdout (`FleetLine`, `CloudFleetLine`).
+/// processes exchange on stdout (`FleetLine`, `CloudFleetLine`), which it also writes.
 public enum JSONLineDecoding {
+    /// `value` as one line: compact JSON, keys sorted, no newline. A value that cannot be encoded
+    /// (a number that is not finite) becomes `{"event":"<event>"}`, never a crash.
+    public static func encode(_ value: some Encodable, event: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return #"{"event":"\#(event)"}"# }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Decodes `bytes` as `T`; throws the description of what was wrong. `events`: the names a
     /// field `event` may hold (named when it holds another).
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: some Sequence<UInt8>,

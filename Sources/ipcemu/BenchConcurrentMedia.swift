@@ -23,7 +23,7 @@ struct ConcurrentMediaBench {
     func run(app: AppUser, devId: String, devicePid: Int32) async throws -> Bool {
         // Let the device finish starting (plugins load in the background) before the baseline.
         try? await Task.sleep(for: .seconds(2))
-        let baseline = await cpuShare(pid: devicePid, over: stepSeconds)
+        let baseline = await BenchCommand.Media.cpuShare(pid: devicePid, over: stepSeconds)
         say(String(format: "  0 streams: device CPU %5.1f%% of one core", baseline))
         var opened: [Opened] = []
         var firstFrameMs: [Double] = []
@@ -41,17 +41,17 @@ struct ConcurrentMediaBench {
                 failures += 1
                 note("stream \(k): no video within 10 s")
             }
-            let cpu = await cpuShare(pid: devicePid, over: stepSeconds)
+            let cpu = await BenchCommand.Media.cpuShare(pid: devicePid, over: stepSeconds)
             curve.append((k, cpu))
             say(String(format: "  %d streams: device CPU %5.1f%% of one core (answer -> first frame %@); load average %@", k, cpu,
-                       first.map { String(format: "%.0f ms", $0) } ?? "-", FleetVideoBench.loadAverage))
+                       first.map { String(format: "%.0f ms", $0) } ?? "-", BenchCommand.Media.loadAverage))
         }
 
         // Every stream at once for `seconds`: counters before and after.
         var before: [String: (Int, Int)] = [:]
         for o in opened { before[o.sessionId] = await counters(app: app, o) }
-        let cpuAll = await cpuShare(pid: devicePid, over: seconds)
-        let loadAfter = FleetVideoBench.loadAverage
+        let cpuAll = await BenchCommand.Media.cpuShare(pid: devicePid, over: seconds)
+        let loadAfter = BenchCommand.Media.loadAverage
         var fps: [Double] = []
         var gapMs = 0
         var dropped = 0, stampErrors = 0, decodedFrames = 0
@@ -122,16 +122,5 @@ struct ConcurrentMediaBench {
             return (frames, 0)
         }
         return (stats.videoAccessUnitsReceived, stats.longestAccessUnitGapMs)
-    }
-
-    /// The device process's CPU over a window, as % of one core.
-    private func cpuShare(pid: Int32, over seconds: Double) async -> Double {
-        let start = BenchCommand.Media.cpuSeconds(pid: pid)
-        let wallStart = ContinuousClock.now
-        try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-        let end = BenchCommand.Media.cpuSeconds(pid: pid)
-        let wall = BenchCommand.Media.ms(ContinuousClock.now - wallStart) / 1000
-        guard let a = start, let b = end, wall > 0 else { return .nan }
-        return (b - a) / wall * 100
     }
 }

@@ -50,7 +50,7 @@ struct FleetVideoBench {
         }
         let pid = fleet.process.processIdentifier
         let onlineSeconds = BenchCommand.Media.ms(ContinuousClock.now - spawned) / 1000
-        say("bench media --fleet \(devices): fleet pid \(pid) online \(String(format: "%.1f", onlineSeconds)) s after spawn; load average \(Self.loadAverage)")
+        say("bench media --fleet \(devices): fleet pid \(pid) online \(String(format: "%.1f", onlineSeconds)) s after spawn; load average \(BenchCommand.Media.loadAverage)")
 
         // The app side: one user per device (an app user has one call at a time), on one MQTT loop.
         GStreamerRuntime.preloadPlugins()
@@ -71,7 +71,7 @@ struct FleetVideoBench {
         }
 
         try? await Task.sleep(for: .seconds(1))
-        let baseline = await Self.cpuShare(pid: pid, over: stepSeconds)
+        let baseline = await BenchCommand.Media.cpuShare(pid: pid, over: stepSeconds)
         say(String(format: "  0 calls: fleet CPU %5.1f%% of one core", baseline))
         var calls: [Call] = []
         var curve: [(Int, Double)] = [(0, baseline)]
@@ -90,17 +90,17 @@ struct FleetVideoBench {
                 failures += 1
                 note("device \(devId): no video within 10 s")
             }
-            let cpu = await Self.cpuShare(pid: pid, over: stepSeconds)
+            let cpu = await BenchCommand.Media.cpuShare(pid: pid, over: stepSeconds)
             curve.append((calls.count, cpu))
             say(String(format: "  %d calls: fleet CPU %5.1f%% of one core (answer -> first frame %@); load average %@",
-                       calls.count, cpu, first.map { String(format: "%.0f ms", $0) } ?? "-", Self.loadAverage))
+                       calls.count, cpu, first.map { String(format: "%.0f ms", $0) } ?? "-", BenchCommand.Media.loadAverage))
         }
 
         // Every call streaming at once for `seconds`.
         var before: [String: Int] = [:]
         for c in calls { before[c.sessionId] = await Self.frames(c) }
         let appCPUStart = BenchCommand.Media.cpuSeconds(pid: getpid())
-        let cpuAll = await Self.cpuShare(pid: pid, over: seconds)
+        let cpuAll = await BenchCommand.Media.cpuShare(pid: pid, over: seconds)
         let appCPU = (BenchCommand.Media.cpuSeconds(pid: getpid()) ?? .nan) - (appCPUStart ?? .nan)
         var fps: [Double] = []
         var gapMs = 0
@@ -120,7 +120,7 @@ struct FleetVideoBench {
                 sampleGaps.append(Self.missingFrames(stats.stamps))
             }
         }
-        let loadAfter = Self.loadAverage
+        let loadAfter = BenchCommand.Media.loadAverage
         for c in calls {
             try? await c.app.hangUp()
             await c.app.closeVideo(sessionId: c.sessionId)
@@ -199,20 +199,5 @@ struct FleetVideoBench {
             "\(first.0) and \(other.0) share \(first.1.intersection(other.1).count) of \(min(first.1.count, other.1.count)) stamps"
         }
         return parts.joined(separator: "; ")
-    }
-
-    static var loadAverage: String {
-        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-        return text.split(separator: " ").prefix(3).joined(separator: " ")
-    }
-
-    static func cpuShare(pid: Int32, over seconds: Double) async -> Double {
-        let start = BenchCommand.Media.cpuSeconds(pid: pid)
-        let wallStart = ContinuousClock.now
-        try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-        let end = BenchCommand.Media.cpuSeconds(pid: pid)
-        let wall = BenchCommand.Media.ms(ContinuousClock.now - wallStart) / 1000
-        guard let a = start, let b = end, wall > 0 else { return .nan }
-        return (b - a) / wall * 100
     }
 }

@@ -181,6 +181,23 @@ extension BenchCommand {
             return (utime + stime) / Double(sysconf(Int32(_SC_CLK_TCK)))
         }
 
+        /// A process's CPU over a window of `seconds`, as % of one core (nan when unreadable).
+        static func cpuShare(pid: Int32, over seconds: Double) async -> Double {
+            let start = cpuSeconds(pid: pid)
+            let wallStart = ContinuousClock.now
+            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            let end = cpuSeconds(pid: pid)
+            let wall = ms(ContinuousClock.now - wallStart) / 1000
+            guard let a = start, let b = end, wall > 0 else { return .nan }
+            return (b - a) / wall * 100
+        }
+
+        /// The 1, 5 and 15 minute load averages, as /proc/loadavg gives them.
+        static var loadAverage: String {
+            let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").prefix(3).joined(separator: " ")
+        }
+
         static func ms(_ d: Duration) -> Double {
             Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
         }

@@ -31,11 +31,8 @@ public enum FleetLine: Sendable, Equatable {
 
     /// The line as printed: compact JSON, keys sorted, no newline.
     public var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Every field is a string, an integer, a finite number or a list of strings.
-        guard let data = try? encoder.encode(self) else { return #"{"event":"\#(event.rawValue)"}"# }
-        return String(decoding: data, as: UTF8.self)
+        JSONLineDecoding.encode(self, event: event.rawValue)
     }
 
     /// Reads one line; a line that is not one of these is a `FleetLineError` naming the field.
