@@ -57,8 +57,11 @@ struct FaultTests {
             if case .callEnded(let r) = e, r.sessionId == sid { r } else { nil }
         }
         #expect(ended?.sdkError == .disconnect, "\(String(describing: ended))")
-        // The device's heartbeat timeout has passed too (it started no later than the app's).
-        try await Task.sleep(for: .seconds(1))
+        // The device's heartbeat timeout has passed too (it started no later than the app's): wait
+        // for its journal to record the end, not for a fixed time (a starved device process can
+        // fire its timeout late, and would then rightly answer the app's queued heartbeats).
+        #expect(await eventually(timeout: .seconds(30)) { ((try? rig.journalEnds(sid)) ?? []).count == 1 },
+                "the device never ended \(sid) while the broker was down")
         let restartedAt = alice.count
         try rig.broker.restart()
         #expect(await eventually(timeout: .seconds(15)) { FaultRig.connections(run) >= 2 }, "\(run.stderr.suffix(1500))")

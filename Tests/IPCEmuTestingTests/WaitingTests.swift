@@ -9,7 +9,10 @@ struct WaitingTests {
     func timeoutMessage() async throws {
         let broker = try await TestBroker.start()
         defer { broker.stop() }
-        let device = try await VirtualDevice.start(.testDoorbell(devId: "quiet-door", answerPolicy: .busy), on: broker)
+        // 30 s to come online: an upper bound for the first test of a heavy suite when plain
+        // parallel `swift test` starts every suite's brokers and devices at once on 2 cores.
+        let device = try await VirtualDevice.start(.testDoorbell(devId: "quiet-door", answerPolicy: .busy), on: broker,
+                                                   timeout: .seconds(30))
         let alice = try await VirtualAppUser.start("user-alice", on: broker, reaching: [device])
 
         // Nothing calls: no ring, and the message says the device stayed idle.
