@@ -178,7 +178,8 @@ public struct HEVCSequenceInfo: Sendable, Hashable {
         self.height = height
         let lumaDepth = try reader.unsignedExpGolomb()
         let chromaDepth = try reader.unsignedExpGolomb()
-        guard lumaDepth <= 8, chromaDepth <= 8 else { throw .invalid("bit depth \(lumaDepth + 8)/\(chromaDepth + 8)") }
+        // The depths are read as minus-8 values of up to 2^32 - 2: the message adds 8 in Int, never in UInt32.
+        guard lumaDepth <= 8, chromaDepth <= 8 else { throw .invalid("bit depth \(Int(lumaDepth) + 8)/\(Int(chromaDepth) + 8)") }
         bitDepthLumaMinus8 = UInt8(lumaDepth)
         bitDepthChromaMinus8 = UInt8(chromaDepth)
     }
