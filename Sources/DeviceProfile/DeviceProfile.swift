@@ -160,39 +160,33 @@ extension DeviceProfile {
     }
 
     /// One video stream: `stream_type` 0 is `main`, 1 is `sub` (PROTOCOL.md 4).
-    public struct StreamFormat: Sendable, Equatable, CustomStringConvertible {
-        public var width: Int
-        public var height: Int
-        public var fps: Int
-        public init(width: Int, height: Int, fps: Int) {
-            self.width = width
-            self.height = height
-            self.fps = fps
-        }
-        public var description: String { "\(width)x\(height)@\(fps)" }
+    public typealias StreamFormat = VideoStreamFormat
+}
 
-        public static let defaultMain = StreamFormat(width: 1280, height: 720, fps: 30)
+extension VideoStreamFormat {
+    public static let defaultMain = VideoStreamFormat(width: 1280, height: 720, fps: 30)
 
-        /// The sub stream used when a profile gives none: half the main size (kept even) at up to
-        /// 15 fps, or the main stream itself when half would be below the minimum size.
-        public static func defaultSub(for main: StreamFormat) -> StreamFormat {
-            let w = (main.width / 2) & ~1
-            let h = (main.height / 2) & ~1
-            let fps = min(main.fps, 15)
-            if w < Limits.width.lowerBound || h < Limits.height.lowerBound {
-                return StreamFormat(width: main.width, height: main.height, fps: fps)
-            }
-            return StreamFormat(width: w, height: h, fps: fps)
+    /// The sub stream used when a profile gives none: half the main size (kept even) at up to
+    /// 15 fps, or the main stream itself when half would be below the minimum size.
+    public static func defaultSub(for main: VideoStreamFormat) -> VideoStreamFormat {
+        let w = (main.width / 2) & ~1
+        let h = (main.height / 2) & ~1
+        let fps = min(main.fps, 15)
+        if w < Limits.width.lowerBound || h < Limits.height.lowerBound {
+            return VideoStreamFormat(width: main.width, height: main.height, fps: fps)
         }
-
-        /// Bounds a profile may use. Width at least 64: the latency stamp has 64 cells (PROTOCOL.md 6).
-        public enum Limits {
-            public static let width = 64...3840
-            public static let height = 16...2160
-            public static let fps = 1...60
-        }
+        return VideoStreamFormat(width: w, height: h, fps: fps)
     }
 
+    /// Bounds a profile may use. Width at least 64: the latency stamp has 64 cells (PROTOCOL.md 6).
+    public enum Limits {
+        public static let width = 64...3840
+        public static let height = 16...2160
+        public static let fps = 1...60
+    }
+}
+
+extension DeviceProfile {
     public struct Video: Sendable, Equatable {
         public var codecs: [VideoCodec]
         public var main: StreamFormat

@@ -1,19 +1,6 @@
 import CallEngine
 import IPCWire
 
-/// A video stream's format in a scenario simulation: the profile's main or sub size and rate.
-public struct ScenarioSimStreamFormat: Sendable, Equatable {
-    public var width: Int
-    public var height: Int
-    public var fps: Int
-
-    public init(width: Int, height: Int, fps: Int) {
-        self.width = width
-        self.height = height
-        self.fps = fps
-    }
-}
-
 /// What an app "decoded" on one simulated link. A model of a stream: frame timing and counters,
 /// no pixels and no codec. Each frame carries the stream's counter (as the test pattern's stamp
 /// does), so a gap in the counters counts as dropped frames, as `VideoStats` counts them.
@@ -32,7 +19,7 @@ public struct ScenarioSimVideoStats: Sendable, Equatable {
 
     public init() {}
 
-    mutating func decode(counter: UInt16, keyFrame: Bool, format: ScenarioSimStreamFormat, at now: Int64) {
+    mutating func decode(counter: UInt16, keyFrame: Bool, format: VideoStreamFormat, at now: Int64) {
         framesDecoded += 1
         if keyFrame { keyFrames += 1 }
         width = format.width
@@ -48,7 +35,7 @@ public struct ScenarioSimVideoStats: Sendable, Equatable {
 /// many frames went, and a token so a frame scheduled for an earlier stream of the session is stale.
 struct ScenarioSimStream {
     let user: Int
-    let format: ScenarioSimStreamFormat
+    let format: VideoStreamFormat
     let startMs: Int64
     var sent = 0
     let token: UInt64

@@ -9,7 +9,7 @@ public struct ScenarioSimDeviceSetup: Sendable {
     public var kind: String
     public var secrets: P2PLinkRules.DeviceSecrets
     /// The profile's streams (main and sub): what a link sends once up.
-    public var video: [StreamType: ScenarioSimStreamFormat]
+    public var video: [StreamType: VideoStreamFormat]
     /// The device's DPs (PROTOCOL.md 8.3: the profile's `dps`), nil for none.
     public var dataPoints: DataPointStore?
     /// Sleep, wake and battery (8.4); nil: a device that never sleeps.
@@ -20,7 +20,7 @@ public struct ScenarioSimDeviceSetup: Sendable {
     public var messageSeconds: Int
 
     public init(devId: String, engine: DeviceSideEngine, kind: String, secrets: P2PLinkRules.DeviceSecrets,
-                video: [StreamType: ScenarioSimStreamFormat] = [:], dataPoints: DataPointStore? = nil,
+                video: [StreamType: VideoStreamFormat] = [:], dataPoints: DataPointStore? = nil,
                 power: PowerConfig? = nil, media: ScenarioSimMedia? = nil, messageSeconds: Int = 10) {
         self.devId = devId
         self.engine = engine
@@ -91,7 +91,7 @@ struct ScenarioSimDevice {
     /// Open links: session -> the user at the other end.
     var links: [String: Int] = [:]
     /// The profile's streams, the stream each link's offer asked for, and the streams being sent.
-    let video: [StreamType: ScenarioSimStreamFormat]
+    let video: [StreamType: VideoStreamFormat]
     var offeredStreams: [String: StreamType] = [:]
     var streams: [String: ScenarioSimStream] = [:]
     var dataPoints: DataPointStore?

@@ -83,11 +83,8 @@ public final class SimulatedWorld: ScenarioWorld, DiscreteEventWorld {
 
     /// The profile's main and sub streams, as the simulated links send them (the default main
     /// stream for a profile without video, as `P2PLink` sends it).
-    private static func streams(_ video: DeviceProfile.Video?) -> [StreamType: ScenarioSimStreamFormat] {
-        let main = video?.main ?? .defaultMain
-        let sub = video?.sub ?? .defaultMain
-        return [.main: ScenarioSimStreamFormat(width: main.width, height: main.height, fps: main.fps),
-                .sub: ScenarioSimStreamFormat(width: sub.width, height: sub.height, fps: sub.fps)]
+    private static func streams(_ video: DeviceProfile.Video?) -> [StreamType: VideoStreamFormat] {
+        [.main: video?.main ?? .defaultMain, .sub: video?.sub ?? .defaultMain]
     }
 
     public func close() async { clock.finish() }
