@@ -64,7 +64,13 @@ final class AppVideoLink: Sendable {
                 continuation.yield(.state($0))
             },
             videoFrame: onFrame,
-            dataChannel: dataChannel)
+            dataChannel: dataChannel,
+            videoReceiveStep: { step in
+                switch step {
+                case .firstPacket: steps.record(\.firstVideoPacket)
+                case .branchLinked: steps.record(\.receiveBranchLinked)
+                }
+            })
         // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
         // it does not hold the first frame back (LinkOptions.jitterBufferFastStartPackets: it
         // starts with the first packets, not 20 ms after them). HEVC: audio and the fmp4Stream channel, no RTP video.

@@ -17,6 +17,10 @@ public struct LinkTimeline: Sendable, Equatable {
     public var answerReceived: Date?
     /// The peer connection (ICE and DTLS) reported connected.
     public var connected: Date?
+    /// The device's first video packet came out of the app's jitter buffer.
+    public var firstVideoPacket: Date?
+    /// The app's receive branch (depayloader, decoder) was linked to it.
+    public var receiveBranchLinked: Date?
 
     /// The link was made and its offer ready before the call was answered (prepared while it rang):
     /// from the answer on, only the offer/answer exchange and the connection remained.

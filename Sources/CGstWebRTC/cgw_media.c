@@ -43,6 +43,27 @@ bool cgw_link_pad_to_bin(CgwElement *pipeline, CgwPad *pad, CgwElement *bin, cha
     return true;
 }
 
+bool cgw_pipeline_add_bin(CgwElement *pipeline, CgwElement *bin) {
+    return gst_bin_add(GST_BIN(pipeline), bin);
+}
+
+bool cgw_link_pad_to_added_bin(CgwPad *pad, CgwElement *bin, char **error_out) {
+    GstPad *sink = gst_element_get_static_pad(bin, "sink");
+    if (sink == NULL) {
+        cgw_set_error(error_out, "the bin has no sink pad");
+        return false;
+    }
+    GstPadLinkReturn linked = gst_pad_link(pad, sink);
+    gst_object_unref(sink);
+    if (linked != GST_PAD_LINK_OK) {
+        gchar *text = g_strdup_printf("pad link failed (%d)", (int)linked);
+        cgw_set_error(error_out, text);
+        g_free(text);
+        return false;
+    }
+    return true;
+}
+
 static GstFlowReturn appsink_video_sample(GstAppSink *sink, gpointer data) {
     CgwCallback *cb = data;
     MARK_CALLBACK_THREAD();

@@ -23,6 +23,8 @@ public struct LinkEvents: Sendable {
     /// A data channel: one the peer opened (answerer), or one this side asked for with
     /// `OfferConfiguration.dataChannels` (offerer). Set its handlers at once (PROTOCOL.md 7).
     public var dataChannel: (@Sendable (WebRTCDataChannel) -> Void)?
+    /// Steps of the first received video (where the first frame's time goes): each reported once.
+    public var videoReceiveStep: (@Sendable (VideoReceiveStep) -> Void)?
 
     public init(
         localDescription: @escaping @Sendable (String) -> Void,
@@ -31,8 +33,10 @@ public struct LinkEvents: Sendable {
         videoFrame: (@Sendable (DecodedVideoFrame) -> Void)? = nil,
         keyFrameRequested: (@Sendable () -> Void)? = nil,
         outputProblem: (@Sendable (String) -> Void)? = nil,
-        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil
+        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil,
+        videoReceiveStep: (@Sendable (VideoReceiveStep) -> Void)? = nil
     ) {
+        self.videoReceiveStep = videoReceiveStep
         self.dataChannel = dataChannel
         self.localDescription = localDescription
         self.localCandidate = localCandidate
@@ -41,4 +45,12 @@ public struct LinkEvents: Sendable {
         self.keyFrameRequested = keyFrameRequested
         self.outputProblem = outputProblem
     }
+}
+
+/// The first received video's way to the decoder, step by step (`LinkEvents.videoReceiveStep`).
+public enum VideoReceiveStep: Sendable, Hashable {
+    /// The peer's first video packet came out of the jitter buffer (webrtcbin added its src pad).
+    case firstPacket
+    /// The receive branch (depayloader, decoder) is linked to that pad.
+    case branchLinked
 }

@@ -8,6 +8,71 @@ extension PeerCore {
 
     func padAdded(pad: OpaquePointer, media: String, encoding: String) {
         guard let pipeline = livePipeline() else { return }
+        if media == "video" { events.videoReceiveStep?(.firstPacket) }
+        defer { if media == "video" { events.videoReceiveStep?(.branchLinked) } }
+        let counter: cgw_buffers_fn = media == "video" ? onVideoPackets : media == "audio" ? onAudioPackets : onOtherPackets
+        // The first H.264 video: the branch built before the first packet (issue 24 item 6).
+        if media == "video", encoding.uppercased() == "H264",
+           let prebuilt = fields.withLock({ f -> OpaquePointer? in
+               defer { f.prebuiltVideoBranch = nil }
+               return f.prebuiltVideoBranch
+           })
+        {
+            _ = cgw_pad_count_buffers(pad, counter, CoreReference.retained(self), releaseCoreReference)
+            keepReceivedVideoPad(pad)
+            var error: UnsafeMutablePointer<CChar>?
+            if !cgw_link_pad_to_added_bin(pad, prebuilt, &error) {
+                fail(.pipelineError("linking the prebuilt video receive branch: \(takeCString(error))"))
+            }
+            return
+        }
+        let bin: OpaquePointer
+        switch makeReceiveBin(media: media, encoding: encoding) {
+        case .success(let made): bin = made
+        case .failure(let problem): return fail(.pipelineError(problem.text))
+        }
+        _ = cgw_pad_count_buffers(pad, counter, CoreReference.retained(self), releaseCoreReference)
+        if media == "video" { keepReceivedVideoPad(pad) }
+        var error: UnsafeMutablePointer<CChar>?
+        if !cgw_link_pad_to_bin(pipeline, pad, bin, &error) {
+            fail(.pipelineError("linking the \(media) receive branch: \(takeCString(error))"))
+        }
+    }
+
+    /// Whether this core builds its H.264 video receive branch before the first packet: received
+    /// video is decoded or counted with no output of the device's (the app simulator's case).
+    var prebuildsVideoReceiveBranch: Bool {
+        preparesVideoReceive && OutputDescriptions.receiveBranch(media: "video", encoding: "H264", devices: devices) == nil
+    }
+
+    /// Builds the H.264 receive branch and adds it to the pipeline before it plays, so the first
+    /// packet only links it (building it at pad-added cost the first frame a few ms).
+    func prebuildVideoReceiveBranch(pipeline: OpaquePointer) throws(WebRTCLinkError) {
+        guard prebuildsVideoReceiveBranch else { return }
+        let bin: OpaquePointer
+        switch makeReceiveBin(media: "video", encoding: "H264") {
+        case .success(let made): bin = made
+        case .failure(let problem): throw .pipeline(problem.text)
+        }
+        guard cgw_pipeline_add_bin(pipeline, bin) else {
+            throw .pipeline("could not add the video receive branch to the pipeline")
+        }
+        let binRef = GstRef(bin)
+        fields.withLock { $0.prebuiltVideoBranch = binRef.pointer }
+    }
+
+    private func keepReceivedVideoPad(_ pad: OpaquePointer) {
+        let padRef = GstRef(pad)
+        fields.withLock { f in
+            if f.receivedVideoPad == nil {
+                f.receivedVideoPad = padRef.pointer
+                _ = cgw_object_ref(UnsafeMutableRawPointer(pad))
+            }
+        }
+    }
+
+    /// A receive branch for `media`/`encoding` with its callbacks set, kept in `receiveBins`.
+    private func makeReceiveBin(media: String, encoding: String) -> Result<OpaquePointer, ReceiveBranchProblem> {
         let countOnly = !decodesVideo && media == "video" && encoding.uppercased() == "H264"
         let outputs = countOnly ? nil : OutputDescriptions.receiveBranch(media: media, encoding: encoding, devices: devices)
         for problem in outputs?.problems ?? [] { events.outputProblem?(problem) }
@@ -16,7 +81,7 @@ extension PeerCore {
             ?? PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
         var error: UnsafeMutablePointer<CChar>?
         guard let bin = cgw_bin_new_from_description(description, &error) else {
-            return fail(.pipelineError("receive branch for \(media)/\(encoding): \(takeCString(error))"))
+            return .failure(ReceiveBranchProblem(text: "receive branch for \(media)/\(encoding): \(takeCString(error))"))
         }
         for (element, property, value) in outputs?.properties ?? [] {
             if let child = cgw_bin_get_child(bin, element) {
@@ -44,19 +109,8 @@ extension PeerCore {
             _ = cgw_appsink_on_sample(sink, onAudioSample, CoreReference.retained(self), releaseCoreReference)
             cgw_element_unref(sink)
         }
-        let counter: cgw_buffers_fn = media == "video" ? onVideoPackets : media == "audio" ? onAudioPackets : onOtherPackets
-        _ = cgw_pad_count_buffers(pad, counter, CoreReference.retained(self), releaseCoreReference)
-        let padRef = GstRef(pad)
-        fields.withLock { f in
-            f.receiveBins.append(binRef.pointer)
-            if media == "video", f.receivedVideoPad == nil {
-                f.receivedVideoPad = padRef.pointer
-                _ = cgw_object_ref(UnsafeMutableRawPointer(pad))
-            }
-        }
-        if !cgw_link_pad_to_bin(pipeline, pad, bin, &error) {
-            fail(.pipelineError("linking the \(media) receive branch: \(takeCString(error))"))
-        }
+        fields.withLock { $0.receiveBins.append(binRef.pointer) }
+        return .success(bin)
     }
 
     func videoFrame(
@@ -148,4 +202,9 @@ extension PeerCore {
 
     /// Whether the peer's audio plays on the speaker.
     var isSpeakerOn: Bool { fields.withLock { $0.speakerOn } }
+}
+
+/// Why a receive branch could not be built (gst-launch's parse error).
+struct ReceiveBranchProblem: Error {
+    var text: String
 }

@@ -60,7 +60,7 @@ extension PeerCore {
 
     private var isAnswerer: Bool {
         switch negotiation {
-        case .answer: return true
+        case .answer, .answerLater: return true
         case .offer: return false
         }
     }

@@ -76,6 +76,9 @@ struct CoreFields {
     var webrtc: OpaquePointer?
     var videoIn: OpaquePointer?
     var receiveBins: [OpaquePointer] = []
+    /// The H.264 receive branch built before the first packet, until that packet's pad takes it
+    /// (also in `receiveBins`, which owns the reference).
+    var prebuiltVideoBranch: OpaquePointer?
     var latestSample: OpaquePointer?
     var receivedVideoPad: OpaquePointer?
 

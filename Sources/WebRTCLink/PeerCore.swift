@@ -19,6 +19,9 @@ import Synchronization
 enum Negotiation: Sendable {
     /// Set this remote offer, create and report the answer.
     case answer(offer: String)
+    /// The answerer's pipeline is built before its offer comes (`PreparedAnswerer`): nothing is
+    /// negotiated until `answer(offer:directions:iceServers:relayOnly:)`.
+    case answerLater
     /// Create and report an offer when webrtcbin asks for negotiation.
     case offer
 }
@@ -58,13 +61,17 @@ final class PeerCore: Sendable {
 
     /// Data channels the offerer creates before its offer (so that it has an m=application line).
     private let dataChannelLabels: [String]
+    /// The peer's H.264 video is expected: its receive branch may be built before the first packet.
+    let preparesVideoReceive: Bool
 
     init(
         options: LinkOptions, events: LinkEvents, negotiation: Negotiation, decodesVideo: Bool = true,
         devices: LocalMediaDevices = LocalMediaDevices(),
         dataChannelLabels: [String] = [],
+        preparesVideoReceive: Bool = false,
         editLocalDescription: @escaping @Sendable (String) -> String = { $0 }
     ) {
+        self.preparesVideoReceive = preparesVideoReceive
         self.devices = devices
         self.dataChannelLabels = dataChannelLabels
         self.decodesVideo = decodesVideo
@@ -139,6 +146,7 @@ final class PeerCore: Sendable {
             }
         }
         connectSignals(pipeline: pipeline, webrtc: webrtc)
+        try prebuildVideoReceiveBranch(pipeline: pipeline)
 
         if let encoded = cgw_bin_get_child(pipeline, "videoencoded") {
             if let pad = cgw_element_get_static_pad(encoded, "src") {
@@ -170,11 +178,9 @@ final class PeerCore: Sendable {
         case .offer:
             negotiationNeeded()
         case .answer(let offer):
-            let ok = cgw_webrtc_set_remote_description(
-                webrtc, Int32(CGW_SDP_OFFER), offer, onRemoteOfferSet, CoreReference.retained(self),
-                releaseCoreReference)
-            guard ok else { throw .invalidOffer("webrtcbin could not parse the offer") }
-            flushRemoteCandidates(afterSettingRemoteDescription: webrtc)
+            try setRemoteOffer(offer, webrtc: webrtc)
+        case .answerLater:
+            break
         }
     }
 
@@ -198,11 +204,17 @@ final class PeerCore: Sendable {
             // has no such property: the link then works as before).
             _ = cgw_webrtc_set_jitterbuffer_fast_start(webrtc, UInt32(clamping: options.jitterBufferFastStartPackets))
         }
-        if options.relayOnly, !cgw_webrtc_set_ice_transport_policy(webrtc, Int32(CGW_ICE_TRANSPORT_POLICY_RELAY)) {
+        try applyICEServers(options.iceServers, relayOnly: options.relayOnly, webrtc: webrtc)
+    }
+
+    /// STUN and TURN servers, and relay-only ICE: set before the local description (gathering
+    /// starts there), so a prepared answerer takes them from its offer.
+    func applyICEServers(_ servers: [ICEServer], relayOnly: Bool, webrtc: OpaquePointer) throws(WebRTCLinkError) {
+        if relayOnly, !cgw_webrtc_set_ice_transport_policy(webrtc, Int32(CGW_ICE_TRANSPORT_POLICY_RELAY)) {
             throw .pipeline("webrtcbin has no ice-transport-policy property, or refused relay")
         }
         var stunSet = false
-        for server in options.iceServers {
+        for server in servers {
             for url in server.urls {
                 if let stun = ICEURL.stunServer(url), !stunSet {
                     stunSet = cgw_object_set_string(UnsafeMutableRawPointer(webrtc), "stun-server", stun)

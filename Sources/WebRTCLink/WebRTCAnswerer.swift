@@ -24,6 +24,16 @@ public struct AnswerPlan: Sendable, Hashable {
         return "42e01f"
     }
 
+    /// A plan made without an offer (`PreparedAnswerer`'s guess): video sent and audio both ways.
+    init(videoPayloadType: Int, audio: AudioCodec, audioPayloadType: Int) {
+        videoPayload = RTPPayloadFormat(payloadType: videoPayloadType, encoding: "H264", clockRate: 90000, channels: nil,
+                                        parameters: ["packetization-mode": "1"])
+        receivesVideo = false
+        audioCodec = audio
+        self.audioPayloadType = audioPayloadType
+        receivesAudio = true
+    }
+
     /// Reads the offer. Throws `invalidOffer` for non-SDP or an offer with no audio or video, and
     /// `noCompatibleVideoCodec` when the app wants video but offers no H.264 packetization-mode 1.
     public init(offer: String, sendsAudio: Bool = true) throws(WebRTCLinkError) {
@@ -72,14 +82,19 @@ public final class WebRTCAnswerer: Sendable {
     public let devices: LocalMediaDevices
     private let core: PeerCore
     private let offer: String
+    private let options: LinkOptions
+    private let layout: PipelineLayout
 
+    /// `prepared`: a pipeline built before the offer (a call rang); used when it is what this offer
+    /// needs (same elements, payload types, options but ICE servers), else closed.
     public init(
         offer: String, media: SendMedia, options: LinkOptions = LinkOptions(), devices: LocalMediaDevices = LocalMediaDevices(),
-        events: LinkEvents
+        events: LinkEvents, prepared: PreparedAnswerer? = nil
     ) throws(WebRTCLinkError) {
         plan = try AnswerPlan(offer: offer, sendsAudio: media.sendsAudio)
         self.media = media
         self.offer = offer
+        self.options = options
         self.devices = devices
         if media.videoInput == .h264AccessUnits {
             encoderFactory = nil
@@ -88,10 +103,24 @@ public final class WebRTCAnswerer: Sendable {
             encoderFactory = PipelineDescriptions.encoderFactory(
                 for: media.encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
         }
-        let plan = self.plan
-        core = PeerCore(options: options, events: events, negotiation: .answer(offer: offer), devices: devices) { answer in
-            // webrtcbin 1.22 leaves profile-level-id out of the answer's H.264 fmtp (the encoder's
-            // SPS says 42c0xx, the offer 42e0xx: both constrained baseline). State it.
+        layout = PipelineLayout(plan: plan, media: media, devices: devices, options: options, encoderFactory: encoderFactory)
+        let edit = Self.answerEdit(plan: plan)
+        if let prepared, let core = prepared.take(for: layout, media: media, devices: devices, options: options,
+                                                  events: events, edit: edit) {
+            self.core = core
+            usesPrepared = true
+        } else {
+            prepared?.close()
+            core = PeerCore(options: options, events: events, negotiation: .answer(offer: offer), devices: devices,
+                            editLocalDescription: edit)
+            usesPrepared = false
+        }
+    }
+
+    /// webrtcbin 1.22 leaves profile-level-id out of the answer's H.264 fmtp (the encoder's SPS
+    /// says 42c0xx, the offer 42e0xx: both constrained baseline). State it.
+    static func answerEdit(plan: AnswerPlan) -> @Sendable (String) -> String {
+        { answer in
             guard let video = plan.videoPayload else { return answer }
             return SDPEditing.settingH264ProfileLevelID(
                 in: answer, payloadType: video.payloadType, profileLevelID: plan.answerProfileLevelID)
@@ -100,29 +129,56 @@ public final class WebRTCAnswerer: Sendable {
 
     deinit { core.close() }
 
-    /// Builds the pipeline and starts answering. Throws if the pipeline cannot be built (a missing
-    /// element) or webrtcbin cannot read the offer; the link is then closed.
+    /// Builds the pipeline (or takes the prepared one) and starts answering. Throws if the pipeline
+    /// cannot be built (a missing element) or webrtcbin cannot read the offer; the link is then closed.
     public func start() throws(WebRTCLinkError) {
-        var parts = [PipelineDescriptions.webrtcbin(options: core.options)]
-        var transceivers: [TransceiverSetup] = []
-        if let video = plan.videoPayload {
-            parts.append(PipelineDescriptions.videoSend(
-                media: media, payloadType: video.payloadType, encoderFactory: encoderFactory ?? "x264enc"))
-            transceivers.append(TransceiverSetup(
-                target: .existing(transceivers.count), direction: plan.receivesVideo ? .sendrecv : .sendonly, caps: nil))
-        }
-        if let codec = plan.audioCodec, let pt = plan.audioPayloadType {
-            let (source, problem) = OutputDescriptions.audioSource(devices.audioSource)
-            if let problem { core.events.outputProblem?(problem) }
-            parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: pt, source: source))
-            transceivers.append(TransceiverSetup(
-                target: .existing(transceivers.count), direction: plan.receivesAudio ? .sendrecv : .sendonly, caps: nil))
-        }
         do {
-            try core.start(description: parts.joined(separator: "  "), transceivers: transceivers, frameRate: media.video.fps)
+            if usesPrepared {
+                try core.answer(offer: offer, directions: layout.transceivers.map(\.direction),
+                                iceServers: options.iceServers,
+                                relayOnly: options.relayOnly)
+            } else {
+                if let problem = layout.audioProblem { core.events.outputProblem?(problem) }
+                try core.start(description: layout.description, transceivers: layout.transceivers, frameRate: media.video.fps)
+            }
         } catch {
             core.close()
             throw error
+        }
+    }
+
+    /// Whether this link took a pipeline built before its offer (`PreparedAnswerer`).
+    public let usesPrepared: Bool
+
+    /// The pipeline an answer to `plan` needs: its gst-launch description and transceivers.
+    struct PipelineLayout: Sendable {
+        var description: String
+        var transceivers: [TransceiverSetup]
+        var audioProblem: String?
+
+        init(plan: AnswerPlan, media: SendMedia, devices: LocalMediaDevices, options: LinkOptions, encoderFactory: String?) {
+            var parts = [PipelineDescriptions.webrtcbin(options: options)]
+            var transceivers: [TransceiverSetup] = []
+            if let video = plan.videoPayload {
+                parts.append(PipelineDescriptions.videoSend(
+                    media: media, payloadType: video.payloadType, encoderFactory: encoderFactory ?? "x264enc"))
+                transceivers.append(TransceiverSetup(
+                    target: .existing(transceivers.count), direction: plan.receivesVideo ? .sendrecv : .sendonly, caps: nil))
+            }
+            if let codec = plan.audioCodec, let pt = plan.audioPayloadType {
+                let (source, problem) = OutputDescriptions.audioSource(devices.audioSource)
+                audioProblem = problem
+                parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: pt, source: source))
+                transceivers.append(TransceiverSetup(
+                    target: .existing(transceivers.count), direction: plan.receivesAudio ? .sendrecv : .sendonly, caps: nil))
+            }
+            description = parts.joined(separator: "  ")
+            self.transceivers = transceivers
+        }
+
+        /// Same elements and transceivers (directions are set at the offer).
+        func builds(like other: PipelineLayout) -> Bool {
+            description == other.description && transceivers.count == other.transceivers.count
         }
     }
 

@@ -55,7 +55,8 @@ public final class WebRTCOfferer: Sendable {
         self.configuration = configuration
         let pt = configuration.videoPayloadType
         core = PeerCore(options: options, events: events, negotiation: .offer, decodesVideo: configuration.decodesVideo,
-                        dataChannelLabels: configuration.dataChannels) { offer in
+                        dataChannelLabels: configuration.dataChannels,
+                        preparesVideoReceive: configuration.receivesRTPVideo) { offer in
             // When the app sends video too, its transceiver's caps cannot name a profile-level-id
             // (x264's SPS says 42c0xx and webrtcbin would refuse the stream): state it here.
             SDPEditing.settingH264ProfileLevelID(in: offer, payloadType: pt, profileLevelID: "42e01f")

@@ -13,6 +13,9 @@ struct FirstFrameSteps {
         case deviceAnswerToConnected = "302 answer -> ICE+DTLS connected"
         case connectedToFirstCapture = "connected -> first frame captured"
         case captureToFirstDecode = "first frame captured -> decoded"
+        case connectedToFirstPacket = "connected -> first video packet"
+        case firstPacketToBranchLinked = "first packet -> receive branch linked"
+        case branchLinkedToDecoded = "receive branch linked -> decoded"
     }
 
     /// Adds one call: its link timeline and video stats (the first frame's stamp gives its capture time).
@@ -31,6 +34,9 @@ struct FirstFrameSteps {
             (.deviceAnswerToConnected, ms(timeline.answerReceived, timeline.connected)),
             (.connectedToFirstCapture, ms(timeline.connected, captured)),
             (.captureToFirstDecode, ms(captured, first)),
+            (.connectedToFirstPacket, ms(timeline.connected, timeline.firstVideoPacket)),
+            (.firstPacketToBranchLinked, ms(timeline.firstVideoPacket, timeline.receiveBranchLinked)),
+            (.branchLinkedToDecoded, ms(timeline.receiveBranchLinked, first)),
         ]
         for case let (step, value?) in steps { samples[step, default: []].append(value) }
     }
@@ -40,7 +46,7 @@ struct FirstFrameSteps {
         Step.allCases.compactMap { step in
             guard let values = samples[step], !values.isEmpty else { return nil }
             let p = Percentiles(values)
-            let name = step.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0)
+            let name = step.rawValue.padding(toLength: 40, withPad: " ", startingAt: 0)
             return "    " + name + String(format: " p50 %6.1f ms  p95 %6.1f ms  (n=%d)", p.at(50), p.at(95), values.count)
         }
     }
