@@ -2,42 +2,66 @@ import CMosquitto
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The engine behind one `MQTTClient`: a libmosquitto handle, its mutex, its state, and what the
 /// loop thread does for it. `MQTTClient` is the public face; see `MQTTEventLoop` for threading.
 ///
 /// Every libmosquitto call on `handle` happens with `mutex` held (`locked` / `loopLocked`). Where the
 /// connection is and whether the client wants one is `lifecycle` (ConnectionLifecycle.swift).
+/// Waits (acknowledgements, connection, disconnect) are in ClientConnection+Waiting.swift.
+///
+/// Memory (docs/fleet.md "Memory per device"): a fleet holds thousands of these, so the options
+/// all its clients share are one `ClientSettings` and only the identity is per client; the mutex
+/// is inline; the waiter table exists only while something waits.
 // @unchecked: wraps a libmosquitto handle (OpaquePointer); its state is guarded by `mutex` by hand.
 final class ClientConnection: @unchecked Sendable {
-    let options: MQTTClientOptions
+    /// The options every client of the same broker and configuration shares.
+    let settings: ClientSettings
+    /// Its client id, credentials and will topic.
+    let identity: ClientIdentity
     let worker: EventLoopWorker
-    private let mutex = PThreadMutex()
+    let mutex = Mutex<Void>(())
 
     // Guarded by `mutex`.
     private var handle: OpaquePointer?
-    private var lifecycle = ConnectionLifecycle.idle
-    private var state: MQTTConnectionState = .disconnected(reason: "not connected yet")
+    var lifecycle = ConnectionLifecycle.idle
+    private(set) var state: MQTTConnectionState = .disconnected(reason: "not connected yet")
     private var subscriptions: [(filter: String, qos: Int32)] = []
     private var counters = MQTTClientCounters()
     private var socketClosed = false
     private var flushPending = false
-    private var outbox: [Pending] = []
+    var outbox: [Pending] = []
     private var messageHandler: (@Sendable (MQTTMessage) -> Void)?
     private var stateHandler: (@Sendable (MQTTConnectionState) -> Void)?
     /// Where messages and states go instead of the handlers (`MQTTClient.makeInbox`).
     private var inbox: MQTTInbox?
-    private var waiters = WaiterTable()
+    /// Who waits for what; nil while nothing does.
+    var waiters: WaiterTable?
+    /// The earliest deadline of a waiter, or later (a resumed waiter's deadline is dropped when it
+    /// comes: `expireWaiters`).
+    var waitDeadline: Double?
     private var closeActions: [@Sendable () -> Void] = []
 
     // Loop thread only (callbacks that touch them run on the loop thread too).
     var registeredFD: Int32 = -1
     var registeredEvents: UInt32 = 0
+    /// When the next connection attempt is due (reconnect back-off; with the mutex held).
     var timerDeadline: Double?
     /// The deadline the worker's heap holds for this client (loop thread only).
     var scheduledDeadline: Double?
 
-    private enum Pending {
+    /// The client's next deadline: a connection attempt or a waiter's timeout (mutex held).
+    var nextDeadline: Double? {
+        guard let waitDeadline else { return timerDeadline }
+        guard let timerDeadline else { return waitDeadline }
+        return min(waitDeadline, timerDeadline)
+    }
+
+    /// Its options, put back together (`MQTTClient.options`).
+    var options: MQTTClientOptions { MQTTClientOptions(settings: settings, identity: identity) }
+
+    enum Pending {
         case message(MQTTMessage)
         case state(MQTTConnectionState)
         case resume(WaitContinuation, Result<Void, MQTTError>)
@@ -45,14 +69,16 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     init(options: MQTTClientOptions, worker: EventLoopWorker) throws(MQTTError) {
-        self.options = options
+        let (common, identity) = options.split()
+        self.settings = ClientSettings.shared(for: common)
+        self.identity = identity
         self.worker = worker
         guard MosquittoLibrary.ensureInitialized() else {
             throw .library("mosquitto_lib_init failed")
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let id: String? = options.clientID.isEmpty ? nil : options.clientID
-        guard let created = mosquitto_new(id, options.cleanSession, context) else {
+        let id: String? = identity.clientID.isEmpty ? nil : identity.clientID
+        guard let created = mosquitto_new(id, settings.options.cleanSession, context) else {
             throw .library("mosquitto_new failed: \(errnoDescription(errno))")
         }
         // One descriptor per client instead of three (MosquittoSocketpair, DescriptorBudget).
@@ -71,34 +97,34 @@ final class ClientConnection: @unchecked Sendable {
 
     /// Runs `body` with the mutex held, then (unlocked) delivers what the callbacks recorded and,
     /// if libmosquitto still has bytes to write, asks the loop thread to flush them.
-    private func locked<T, E: Error>(_ body: (OpaquePointer?) throws(E) -> T) throws(E) -> T {
-        mutex.lock()
-        let result: Result<T, E>
-        do throws(E) {
-            result = .success(try body(handle))
-        } catch {
-            result = .failure(error)
+    func locked<T: Sendable, E: Error>(_ body: (OpaquePointer?) throws(E) -> T) throws(E) -> T {
+        let (result, delivery, flush) = mutex.withLock { _ -> (Result<T, E>, Delivery, Bool) in
+            let result: Result<T, E>
+            do throws(E) {
+                result = .success(try body(handle))
+            } catch {
+                result = .failure(error)
+            }
+            var flush = false
+            if let handle, !flushPending, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle) {
+                flushPending = true
+                flush = true
+            }
+            return (result, takeOutbox(), flush)
         }
-        var flush = false
-        if let handle, !flushPending, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle) {
-            flushPending = true
-            flush = true
-        }
-        let delivery = takeOutbox()
-        mutex.unlock()
         deliver(delivery)
         if flush { worker.post { [self] in self.flushOnLoop() } }
         return try result.get()
     }
 
     /// `locked` for the loop thread: afterwards the worker re-syncs epoll and timers.
-    private func loopLocked(_ body: (OpaquePointer) -> Void) {
-        mutex.lock()
-        if let handle { body(handle) }
-        worker.synchronize(self, handle: handle, socketClosed: socketClosed)
-        socketClosed = false
-        let delivery = takeOutbox()
-        mutex.unlock()
+    func loopLocked(_ body: (OpaquePointer) -> Void) {
+        let delivery = mutex.withLock { _ -> Delivery in
+            if let handle { body(handle) }
+            worker.synchronize(self, handle: handle, socketClosed: socketClosed)
+            socketClosed = false
+            return takeOutbox()
+        }
         deliver(delivery)
     }
 
@@ -140,7 +166,7 @@ final class ClientConnection: @unchecked Sendable {
             case .closed(let action): action()
             }
         }
-        if dropped > 0 { mutex.withLock { counters.droppedInbound += dropped } }
+        if dropped > 0 { mutex.withLock { _ in counters.droppedInbound += dropped } }
     }
 
     /// With the mutex held.
@@ -149,49 +175,33 @@ final class ClientConnection: @unchecked Sendable {
         state = new
         outbox.append(.state(new))
         if new == .connected {
-            for token in waiters.takeConnected() { resume(token, .success(())) }
+            for token in waiters?.takeConnected() ?? [] { resume(token, .success(())) }
+            releaseWaitersIfEmpty()
         }
-    }
-
-    /// With the mutex held: resumes a waiter (after unlock) if it has not timed out already.
-    private func resume(_ token: UInt64, _ result: Result<Void, MQTTError>) {
-        if let continuation = waiters.continuations.removeValue(forKey: token) {
-            outbox.append(.resume(continuation, result))
-        }
-        waiters.timeouts.removeValue(forKey: token)?.cancel()
-        waiters.releaseEmptyStorage()
-    }
-
-    private func failAllWaiters(_ error: MQTTError) {
-        for (_, continuation) in waiters.continuations {
-            outbox.append(.resume(continuation, .failure(error)))
-        }
-        for (_, timer) in waiters.timeouts { timer.cancel() }
-        waiters = WaiterTable()
     }
 
     // MARK: Public operations (any thread)
 
-    var currentState: MQTTConnectionState { mutex.withLock { state } }
-    var currentCounters: MQTTClientCounters { mutex.withLock { counters } }
-    var currentSubscriptions: [String] { mutex.withLock { subscriptions.map(\.filter) } }
+    var currentState: MQTTConnectionState { mutex.withLock { _ in state } }
+    var currentCounters: MQTTClientCounters { mutex.withLock { _ in counters } }
+    var currentSubscriptions: [String] { mutex.withLock { _ in subscriptions.map(\.filter) } }
 
     func setMessageHandler(_ handler: (@Sendable (MQTTMessage) -> Void)?) {
-        mutex.withLock { messageHandler = handler }
+        mutex.withLock { _ in messageHandler = handler }
     }
 
     func countInboundDrop() {
-        mutex.withLock { counters.droppedInbound += 1 }
+        mutex.withLock { _ in counters.droppedInbound += 1 }
     }
 
     func setStateHandler(_ handler: (@Sendable (MQTTConnectionState) -> Void)?) {
-        mutex.withLock { stateHandler = handler }
+        mutex.withLock { _ in stateHandler = handler }
     }
 
     /// Messages and states go to `inbox` from now on, instead of the handlers; a closed client
     /// finishes it at once.
     func setInbox(_ inbox: MQTTInbox) {
-        let closed = mutex.withLock { () -> Bool in
+        let closed = mutex.withLock { _ -> Bool in
             self.inbox = inbox
             return handle == nil
         }
@@ -200,7 +210,7 @@ final class ClientConnection: @unchecked Sendable {
 
     /// Runs `action` once the client is closed (at once if it already is).
     func onClose(_ action: @escaping @Sendable () -> Void) {
-        let closed = mutex.withLock { () -> Bool in
+        let closed = mutex.withLock { _ -> Bool in
             if handle == nil { return true }
             closeActions.append(action)
             return false
@@ -209,7 +219,7 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     func connect() {
-        let start = mutex.withLock { () -> Bool in
+        let start = mutex.withLock { _ -> Bool in
             guard handle != nil else { return false }
             return lifecycle.want()
         }
@@ -224,7 +234,7 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    private func publishLocked(
+    func publishLocked(
         _ mosq: OpaquePointer?, topic: String, payload: [UInt8], qos: Int, retain: Bool
     ) throws(MQTTError) -> Int32 {
         guard let mosq else { throw .closed }
@@ -247,34 +257,24 @@ final class ClientConnection: @unchecked Sendable {
         return mid
     }
 
-    func publishAcknowledged(
-        topic: String, payload: [UInt8], qos: Int, retain: Bool, timeout: Duration
-    ) async -> Result<Void, MQTTError> {
-        await wait(timeout: timeout, what: "PUBACK for \(topic)") { (mosq, token) throws(MQTTError) in
-            let mid = try publishLocked(mosq, topic: topic, payload: payload, qos: qos, retain: retain)
-            guard qos > 0 else { return true }
-            waiters.pubacks[mid, default: []].append(token)
-            return false
-        }
-    }
-
     func subscribe(_ filter: String, qos: Int) throws(MQTTError) {
         try locked { (mosq) throws(MQTTError) in try subscribeLocked(mosq, filter: filter, qos: qos) }
     }
 
-    func subscribeAcknowledged(_ filter: String, qos: Int, timeout: Duration) async -> Result<Void, MQTTError> {
-        await wait(timeout: timeout, what: "SUBACK for \(filter)") { (mosq, token) throws(MQTTError) in
-            waiters.subacks[filter, default: []].append(token)
-            try subscribeLocked(mosq, filter: filter, qos: qos)
-            return false
-        }
-    }
-
-    private func subscribeLocked(_ mosq: OpaquePointer?, filter: String, qos: Int) throws(MQTTError) {
+    /// `joiningUnanswered`: when the same filter at the same QoS has a SUBSCRIBE in flight, send
+    /// none (its SUBACK will answer).
+    func subscribeLocked(
+        _ mosq: OpaquePointer?, filter: String, qos: Int, joiningUnanswered: Bool = false
+    ) throws(MQTTError) {
         guard let mosq else { throw .closed }
         guard (0...2).contains(qos) else { throw .subscribeFailed("QoS \(qos) is not 0, 1 or 2") }
         guard mosquitto_sub_topic_check(filter) == mosqSuccess else { throw .invalidTopic(filter) }
         if let index = subscriptions.firstIndex(where: { $0.filter == filter }) {
+            if joiningUnanswered, subscriptions[index].qos == Int32(qos), state == .connected,
+                waiters?.subscribeMids.values.contains(filter) == true
+            {
+                return
+            }
             subscriptions[index].qos = Int32(qos)
         } else {
             subscriptions.append((filter, Int32(qos)))
@@ -284,7 +284,7 @@ final class ClientConnection: @unchecked Sendable {
         var mid: Int32 = 0
         let rc = mosquitto_subscribe(mosq, &mid, filter, Int32(qos))
         if rc == mosqSuccess {
-            waiters.subscribeMids[mid] = filter
+            waiterTable().subscribeMids[mid] = filter
         } else if rc != mosqNoConnection {
             throw .subscribeFailed("\(MosquittoLibrary.describe(rc)): \(filter)")
         }
@@ -302,33 +302,13 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    func waitUntilConnected(timeout: Duration) async -> Bool {
-        let result = await wait(timeout: timeout, what: "connection") { (_, token) throws(MQTTError) in
-            if state == .connected { return true }
-            waiters.connected.append(token)
-            return false
-        }
-        return (try? result.get()) != nil
-    }
-
     func disconnect() {
-        mutex.withLock { lifecycle.unwant() }
+        mutex.withLock { _ in lifecycle.unwant() }
         worker.post { [self] in self.disconnectOnLoop() }
     }
 
-    func disconnectAndWait(timeout: Duration) async -> Bool {
-        let result = await wait(timeout: timeout, what: "disconnect") { (mosq, token) throws(MQTTError) in
-            lifecycle.unwant()
-            worker.post { [self] in self.disconnectOnLoop() }
-            guard let mosq, mosquitto_socket(mosq) >= 0 else { return true }
-            waiters.closed.append(token)
-            return false
-        }
-        return (try? result.get()) != nil
-    }
-
     func disconnectAbruptly(reconnect: Bool) {
-        if !reconnect { mutex.withLock { lifecycle.unwant() } }
+        if !reconnect { mutex.withLock { _ in lifecycle.unwant() } }
         worker.post { [self] in self.dropOnLoop() }
     }
 
@@ -338,7 +318,7 @@ final class ClientConnection: @unchecked Sendable {
             self.worker.detach(self)
         }
         if !posted {  // the loop is gone: nothing else can be using the handle
-            let (actions, finishing) = mutex.withLock { () -> ([@Sendable () -> Void], MQTTInbox?) in
+            let (actions, finishing) = mutex.withLock { _ -> ([@Sendable () -> Void], MQTTInbox?) in
                 if let handle { mosquitto_destroy(handle) }
                 handle = nil
                 defer { closeActions.removeAll() }
@@ -346,44 +326,6 @@ final class ClientConnection: @unchecked Sendable {
             }
             finishing?.finish()
             for action in actions { action() }
-        }
-    }
-
-    /// Registers a waiter with the mutex held (`register` returns true when already satisfied),
-    /// then waits for it to be resumed, or for the timeout.
-    private func wait(
-        timeout: Duration, what: String,
-        register: (OpaquePointer?, UInt64) throws(MQTTError) -> Bool
-    ) async -> Result<Void, MQTTError> {
-        await withCheckedContinuation { (continuation: WaitContinuation) in
-            let outcome = locked { (mosq) -> Result<UInt64?, MQTTError> in
-                let token = waiters.nextToken()
-                do throws(MQTTError) {
-                    if try register(mosq, token) { return .success(nil) }
-                } catch {
-                    return .failure(error)
-                }
-                waiters.continuations[token] = continuation
-                return .success(token)
-            }
-            switch outcome {
-            case .failure(let error):
-                continuation.resume(returning: .failure(error))
-            case .success(nil):
-                continuation.resume(returning: .success(()))
-            case .success(let token?):
-                let timer = Task { [self] in
-                    do { try await Task.sleep(for: timeout) } catch { return }  // cancelled: resumed
-                    self.locked { _ in self.resume(token, .failure(.timedOut(what))) }
-                }
-                mutex.withLock {
-                    if waiters.continuations[token] != nil {
-                        waiters.timeouts[token] = timer
-                    } else {
-                        timer.cancel()
-                    }
-                }
-            }
         }
     }
 
@@ -397,11 +339,11 @@ final class ClientConnection: @unchecked Sendable {
             setState(.connecting)
             errno = 0
             let rc = mosquitto_connect_bind_async(
-                mosq, options.host, Int32(clamping: options.port), Int32(clamping: options.keepAlive),
-                options.bindAddress)
+                mosq, settings.options.host, Int32(clamping: settings.options.port),
+                Int32(clamping: settings.options.keepAlive), settings.options.bindAddress)
             let systemError = errno
             guard rc == mosqSuccess else {
-                setState(.disconnected(reason: options.failureReason(rc, systemError, wasConnected: false)))
+                setState(.disconnected(reason: settings.options.failureReason(rc, systemError, wasConnected: false)))
                 scheduleRetry(after: failures)
                 return
             }
@@ -452,14 +394,17 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
+    /// The client's deadline came: waiters past theirs time out, and a due retry starts.
     func timerFired() {
-        let retry = mutex.withLock { () -> Bool in
-            guard let deadline = timerDeadline, deadline <= monotonicSeconds() else { return false }
+        let now = monotonicSeconds()
+        var retry = false
+        loopLocked { _ in
+            expireWaiters(now: now)
+            guard let deadline = timerDeadline, deadline <= now else { return }
             timerDeadline = nil
-            if case .reconnectWait = lifecycle { return true }
-            return false
+            if case .reconnectWait = lifecycle { retry = true }
         }
-        if retry { startAttempt() } else { loopLocked { _ in } }
+        if retry { startAttempt() }
     }
 
     func housekeeping(now: Double) {
@@ -469,8 +414,8 @@ final class ClientConnection: @unchecked Sendable {
             guard let attempt = lifecycle.attempt else { return }
             if attempt.acknowledged {
                 _ = mosquitto_loop_misc(mosq)  // keepalive: PINGREQ, and the PINGRESP deadline
-            } else if now - attempt.startedAt > options.connectTimeout {
-                let reason = "no CONNACK within \(options.connectTimeout) s: \(options.endpointDescription)"
+            } else if now - attempt.startedAt > settings.options.connectTimeout {
+                let reason = "no CONNACK within \(settings.options.connectTimeout) s: \(settings.options.endpointDescription)"
                 lifecycle.updateAttempt { $0.closingReason = reason }
                 _ = shutdown(fd, Int32(SHUT_RDWR))
                 if mosquitto_want_write(mosq) { _ = mosquitto_loop_write(mosq, 1) }
@@ -481,14 +426,15 @@ final class ClientConnection: @unchecked Sendable {
 
     /// `disconnect()` already left the connected phases (`stopping` or `idle`); if `connect()` came
     /// since, the current connection is still closed cleanly and the client then reconnects.
-    private func disconnectOnLoop() {
+    func disconnectOnLoop() {
         loopLocked { mosq in
             timerDeadline = nil
             if case .reconnectWait = lifecycle { lifecycle = .reconnectWait(failures: 0) }
             lifecycle.updateAttempt { $0.failures = 0 }
             guard mosquitto_socket(mosq) >= 0 else {
                 if !lifecycle.wantsConnection { setState(.disconnected(reason: "disconnected by the client")) }
-                for token in waiters.takeClosed() { resume(token, .success(())) }
+                for token in waiters?.takeClosed() ?? [] { resume(token, .success(())) }
+                releaseWaitersIfEmpty()
                 return
             }
             // Sends DISCONNECT (the broker discards the will); libmosquitto closes the socket
@@ -505,7 +451,7 @@ final class ClientConnection: @unchecked Sendable {
     /// `disconnectAbruptly(reconnect: false)` already left the connected phases.
     private func dropOnLoop() {
         loopLocked { mosq in
-            let reason = "connection dropped by disconnectAbruptly(): \(options.endpointDescription)"
+            let reason = "connection dropped by disconnectAbruptly(): \(settings.options.endpointDescription)"
             if !lifecycle.wantsConnection { timerDeadline = nil }
             let fd = mosquitto_socket(mosq)
             guard fd >= 0 else {
@@ -544,10 +490,10 @@ final class ClientConnection: @unchecked Sendable {
     func libraryDidConnect(code: Int32) {
         guard code == 0 else {
             let text =
-                options.protocolVersion == .v5
+                settings.options.protocolVersion == .v5
                 ? String(cString: mosquitto_reason_string(code))
                 : MosquittoLibrary.describeConnack(code)
-            let refusal = "broker refused the connection (\(text)): \(options.endpointDescription)"
+            let refusal = "broker refused the connection (\(text)): \(settings.options.endpointDescription)"
             lifecycle.updateAttempt { $0.refusal = refusal }
             return
         }
@@ -566,7 +512,7 @@ final class ClientConnection: @unchecked Sendable {
         for subscription in subscriptions {
             var mid: Int32 = 0
             if mosquitto_subscribe(handle, &mid, subscription.filter, subscription.qos) == mosqSuccess {
-                waiters.subscribeMids[mid] = subscription.filter
+                waiterTable().subscribeMids[mid] = subscription.filter
             }
         }
         setState(.connected)
@@ -576,7 +522,8 @@ final class ClientConnection: @unchecked Sendable {
         socketClosed = true
         let attempt = lifecycle.attempt
         let reason = attempt?.closingReason ?? attempt?.refusal
-        for token in waiters.takeClosed() { resume(token, .success(())) }
+        for token in waiters?.takeClosed() ?? [] { resume(token, .success(())) }
+        releaseWaitersIfEmpty()
         guard lifecycle.wantsConnection else {
             if case .stopping = lifecycle { lifecycle = .idle }
             setState(.disconnected(reason: reason ?? "disconnected by the client"))
@@ -585,7 +532,7 @@ final class ClientConnection: @unchecked Sendable {
         let wasConnected = attempt?.acknowledged ?? false
         setState(
             .disconnected(
-                reason: reason ?? options.failureReason(code, systemError, wasConnected: wasConnected)))
+                reason: reason ?? settings.options.failureReason(code, systemError, wasConnected: wasConnected)))
         scheduleRetry(after: lifecycle.failures)
     }
 
@@ -601,16 +548,18 @@ final class ClientConnection: @unchecked Sendable {
     /// PUBACK for QoS 1 (or the packet written, for QoS 0; then on the publishing thread).
     func libraryDidPublish(mid: Int32) {
         counters.messagesAcknowledged += 1
-        for token in waiters.pubacks.removeValue(forKey: mid) ?? [] { resume(token, .success(())) }
+        guard let tokens = waiters?.pubacks.removeValue(forKey: mid) else { return }
+        for token in tokens { resume(token, .success(())) }
+        releaseWaitersIfEmpty()
     }
 
     func libraryDidSubscribe(mid: Int32, grantedQoS: [Int32]) {
-        guard let filter = waiters.subscribeMids.removeValue(forKey: mid) else { return }
+        guard let filter = waiters?.subscribeMids.removeValue(forKey: mid) else { return }
         let rejected = grantedQoS.contains { $0 < 0 || $0 > 2 }  // 0x80: failure
         let result: Result<Void, MQTTError> =
             rejected ? .failure(.subscribeFailed("broker rejected \(filter)")) : .success(())
-        for token in waiters.subacks.removeValue(forKey: filter) ?? [] { resume(token, result) }
-        waiters.releaseEmptyStorage()
+        for token in waiters?.subacks.removeValue(forKey: filter) ?? [] { resume(token, result) }
+        releaseWaitersIfEmpty()
     }
 
     // MARK: Helpers (mutex held)
@@ -618,7 +567,7 @@ final class ClientConnection: @unchecked Sendable {
     /// The socket is gone and a connection is still wanted: wait the back-off for `failures`
     /// attempts failed in a row, then try again (`timerFired`).
     private func scheduleRetry(after failures: Int) {
-        let delay = options.reconnect.delay(attempt: failures)
+        let delay = settings.options.reconnect.delay(attempt: failures)
         lifecycle = .reconnectWait(failures: failures + 1)
         timerDeadline = monotonicSeconds() + delay
     }

@@ -43,7 +43,7 @@ public enum MQTTConnectionState: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The message the broker publishes for a client whose connection ends without DISCONNECT.
-public struct MQTTWill: Sendable, Equatable {
+public struct MQTTWill: Sendable, Hashable {
     public var topic: String
     public var payload: [UInt8]
     public var qos: Int
@@ -59,7 +59,7 @@ public struct MQTTWill: Sendable, Equatable {
 
 /// TLS settings, handed to `mosquitto_tls_set`. The broker's certificate is always verified against
 /// `caFile`, and its name against the host unless `allowHostnameMismatch`.
-public struct MQTTTLSOptions: Sendable, Equatable {
+public struct MQTTTLSOptions: Sendable, Hashable {
     /// PEM file with the CA certificate(s) that signed the broker's certificate.
     public var caFile: String
     /// PEM client certificate, for brokers that require one (needs `keyFile`).
@@ -81,14 +81,14 @@ public struct MQTTTLSOptions: Sendable, Equatable {
 }
 
 /// MQTT protocol level. PROTOCOL.md section 1: 3.1.1 always, 5 optional.
-public enum MQTTProtocolVersion: Sendable, Equatable {
+public enum MQTTProtocolVersion: Sendable, Hashable {
     case v311
     case v5
 }
 
 /// Reconnect delays: `initialDelay` doubling up to `maximumDelay`, each multiplied by a random
 /// factor in 1 +- `jitter`. Reset after every accepted connection.
-public struct MQTTReconnectPolicy: Sendable, Equatable {
+public struct MQTTReconnectPolicy: Sendable, Hashable {
     public var initialDelay: Double
     public var maximumDelay: Double
     public var multiplier: Double
@@ -130,7 +130,7 @@ public enum MQTTInbound: Sendable {
 }
 
 /// Everything about one connection. Only `clientID` has no default.
-public struct MQTTClientOptions: Sendable, Equatable {
+public struct MQTTClientOptions: Sendable, Hashable {
     public var host: String
     public var port: Int
     public var clientID: String

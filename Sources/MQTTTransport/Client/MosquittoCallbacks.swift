@@ -34,7 +34,7 @@ func mqttMessageCallback(
     guard let connection = connection(context), let message else { return }
     let raw = message.pointee
     let length = Int(raw.payloadlen)
-    guard length <= connection.options.maxInboundPayloadBytes else {
+    guard length <= connection.settings.options.maxInboundPayloadBytes else {
         connection.libraryDroppedOversizeMessage()
         return
     }

@@ -22,7 +22,7 @@ final class EventLoopWorker: @unchecked Sendable {
     // Loop thread only.
     private var connectionsByFD: [Int32: ClientConnection] = [:]
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
-    /// Clients' timers (reconnect backoff), earliest first. Entries go stale when a client's
+    /// Clients' timers (reconnect backoff, waits' timeouts), earliest first. Entries go stale when a client's
     /// deadline changes; a popped entry counts only if it still matches (`DeadlineHeap`).
     private var deadlines = DeadlineHeap()
     private var nextHousekeeping: Double = 0
@@ -197,9 +197,10 @@ final class EventLoopWorker: @unchecked Sendable {
     /// socket was closed (`socketClosed`, set by the disconnect callback) is forgotten, never
     /// deleted by number.
     func synchronize(_ connection: ClientConnection, handle: OpaquePointer?, socketClosed: Bool) {
-        if connection.timerDeadline != connection.scheduledDeadline {
-            connection.scheduledDeadline = connection.timerDeadline
-            if let deadline = connection.timerDeadline {
+        let next = connection.nextDeadline
+        if next != connection.scheduledDeadline {
+            connection.scheduledDeadline = next
+            if let deadline = next {
                 deadlines.push(deadline, id: ObjectIdentifier(connection))
             }
         }

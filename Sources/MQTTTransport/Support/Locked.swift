@@ -5,35 +5,6 @@ import Darwin
 #endif
 import Synchronization
 
-/// A pthread mutex with a stable address (a class, so it is never moved or copied).
-/// Not recursive: code holding it must not call back into anything that takes it again.
-// @unchecked: owns a C pthread_mutex_t, which must stay at one address (ClientConnection holds it
-// across libmosquitto calls and their callbacks).
-final class PThreadMutex: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
-}
-
 /// A value guarded by a `Synchronization.Mutex`, as a class so that closures can share it.
 final class Locked<Value>: Sendable {
     private let mutex: Mutex<Value>

@@ -1,0 +1,77 @@
+@testable import MQTTTransport
+import TestSupport
+import Testing
+
+/// Waits (connection, SUBACK, PUBACK, disconnect) time out on the client's loop thread, with no
+/// task or sleep per wait, and leave nothing behind (docs/fleet.md "Memory per device").
+@Suite("Waits: timeouts on the loop thread, nothing left behind")
+struct WaitTests {
+    @Test("No broker: each wait ends at its deadline with what it waited for")
+    func timeoutsWithoutBroker() async throws {
+        let port = try freeLoopbackPort()
+        let client = try MQTTClient(options: MQTTClientOptions(clientID: "nobody-home", port: port))
+        defer { client.close() }
+        client.connect()
+
+        let clock = ContinuousClock()
+        let began = clock.now
+        #expect(await client.waitUntilConnected(timeout: .milliseconds(200)) == false)
+        #expect(clock.now - began >= .milliseconds(200))
+
+        await #expect(throws: MQTTError.timedOut("SUBACK for wait/in")) {
+            try await client.subscribeAndWait("wait/in", timeout: .milliseconds(150))
+        }
+        // QoS 1 while disconnected is queued by libmosquitto: its PUBACK never comes.
+        await #expect(throws: MQTTError.timedOut("PUBACK for wait/out")) {
+            try await client.publishAndWaitForAck(topic: "wait/out", payload: [1], timeout: .milliseconds(150))
+        }
+        // Several waits at once, the later deadline first: each ends at its own.
+        async let long = client.waitUntilConnected(timeout: .milliseconds(600))
+        async let short = client.waitUntilConnected(timeout: .milliseconds(100))
+        let started = clock.now
+        #expect(await short == false)
+        let shortTook = clock.now - started
+        #expect(await long == false)
+        #expect(shortTook < .milliseconds(600))
+        #expect(client.connection.mutex.withLock { _ in client.connection.waiters?.waiting.isEmpty ?? true })
+    }
+
+    @Test("Answered waits leave no waiter table; a subscribe while its SUBSCRIBE is unanswered sends none")
+    func answeredWaitsLeaveNothing() async throws {
+        try await withBroker { broker in
+            let client = try MQTTClient(options: broker.clientOptions(clientID: "tidy"))
+            defer { client.close() }
+            try client.subscribe("tidy/in")
+            client.connect()
+            #expect(await client.waitUntilConnected())
+            // The reconnect's own SUBSCRIBE of tidy/in may still be unanswered: this wait joins it.
+            try await client.subscribeAndWait("tidy/in")
+            try await client.publishAndWaitForAck(topic: "tidy/out", payload: [1])
+            #expect(client.connection.mutex.withLock { _ in client.connection.waiters == nil })
+            #expect(await client.disconnectAndWait())
+            #expect(client.connection.mutex.withLock { _ in client.connection.waiters == nil })
+        }
+    }
+
+    @Test("Clients with equal options share one settings object; their options read back whole")
+    func sharedSettings() throws {
+        func options(_ id: String) -> MQTTClientOptions {
+            MQTTClientOptions(
+                clientID: id, port: 1, username: id, password: "secret-\(id)",
+                will: MQTTWill(topic: "meta/\(id)/online", payload: Array(#"{"online":false}"#.utf8), retain: true))
+        }
+        let loop = try MQTTEventLoop(threads: 1, name: "settings")
+        defer { loop.shutdown() }
+        let a = try MQTTClient(options: options("a"), eventLoop: loop)
+        let b = try MQTTClient(options: options("b"), eventLoop: loop)
+        var other = options("c")
+        other.keepAlive = 5
+        let c = try MQTTClient(options: other, eventLoop: loop)
+        defer { [a, b, c].forEach { $0.close() } }
+        #expect(a.connection.settings === b.connection.settings)
+        #expect(a.connection.settings !== c.connection.settings)
+        #expect(a.options == options("a"))
+        #expect(b.options == options("b"))
+        #expect(c.options == other)
+    }
+}
