@@ -25,13 +25,21 @@ extension DeviceSideEngine: HostedCallEngine {}
 /// which the engine ignores when the timer is stale.
 public struct EngineHost<Engine: HostedCallEngine>: Sendable {
     public private(set) var engine: Engine
-    public let clock: any EngineClock
+    /// Its clock and scheduler (shared by the hosts given the same context).
+    public let context: EngineContext
     private var timers: ScheduledTimers
 
+    public var clock: any EngineClock { context.clock }
+
     public init(engine: Engine, clock: any EngineClock = SystemClock(), scheduler: any TimerScheduling = TimerScheduler.shared) {
+        self.init(engine: engine, context: EngineContext(clock: clock, scheduler: scheduler))
+    }
+
+    /// A host on a context it shares with others (a fleet's devices share one).
+    public init(engine: Engine, context: EngineContext) {
         self.engine = engine
-        self.clock = clock
-        self.timers = ScheduledTimers(scheduler: scheduler)
+        self.context = context
+        self.timers = ScheduledTimers(context: context)
     }
 
     public func nowMs() -> Int64 { clock.nowMs() }

@@ -3,11 +3,19 @@ import CallEngine
 /// One engine's armed timers on a shared `TimerScheduling` (the per-engine table: arming a timer
 /// replaces the one armed under the same id). Lives inside the actor that owns the engine.
 public struct ScheduledTimers: Sendable {
-    public let scheduler: any TimerScheduling
+    /// Where the scheduler comes from (shared with the engine host's clock; 8 bytes inline).
+    private let context: EngineContext
     private var armed: [CallTimer: TimerToken] = [:]
 
+    public var scheduler: any TimerScheduling { context.scheduler }
+
     public init(scheduler: any TimerScheduling = TimerScheduler.shared) {
-        self.scheduler = scheduler
+        self.context = EngineContext(scheduler: scheduler)
+    }
+
+    /// Timers on the scheduler of a context shared with others.
+    public init(context: EngineContext) {
+        self.context = context
     }
 
     /// Arms `timer` for unix time `atMs`; `fire` is where the owner hops back onto its actor and

@@ -98,11 +98,26 @@ public final class TimerScheduler: TimerScheduling, Sendable {
 
     /// Forgets a timer; a timer already running or run is not affected.
     public func cancel(_ token: Token) {
-        state.withLock { _ = $0.actions.removeValue(forKey: token.id) }  // its heap entry is skipped when it comes up
+        state.withLock { state in
+            guard state.actions.removeValue(forKey: token.id) != nil else { return }
+            // Its heap entry is skipped when it comes up. Cancelled entries past twice the live
+            // ones are dropped at once (a fleet's 10,000 start-up timeouts, cancelled as the devices
+            // come online, would otherwise hold the heap until their deadline).
+            if state.heap.count > 2 * state.actions.count + Self.compactionSlack {
+                let actions = state.actions
+                state.heap = Heap(state.heap.unordered.filter { actions[$0.id] != nil })
+            }
+        }
     }
+
+    /// Cancelled entries the heap may hold beyond the live ones before it is rebuilt.
+    public static let compactionSlack = 256
 
     /// Timers scheduled and not yet fired or cancelled.
     public var pendingCount: Int { state.withLock { $0.actions.count } }
+
+    /// Entries in the heap, cancelled ones not yet dropped included (what it holds in memory).
+    public var heapCount: Int { state.withLock { $0.heap.count } }
 
     private func run() {
         while true {

@@ -18,12 +18,14 @@ public actor Device {
     /// Its identity and broker when they are more than its devId in the template (else nil).
     nonisolated let own: DeviceOwnProfile?
     nonisolated let client: any MessageTransport
-    nonisolated let log: EventLog
+    /// Its clock, timers, video feeds, link factory and log: one object a fleet's devices share.
+    nonisolated let runtime: DeviceRuntime
+    nonisolated var log: EventLog { runtime.log }
     /// The clock the engine is fed from (injected; `SystemClock` unless a test gives another).
-    public nonisolated let clock: any EngineClock
+    public nonisolated var clock: any EngineClock { runtime.context.clock }
     /// Where its timers run (injected; `TimerScheduler.shared` unless a fleet shares its own, or a
     /// test or the simulator gives a `SimulatedClock`).
-    public nonisolated let scheduler: any TimerScheduling
+    public nonisolated var scheduler: any TimerScheduling { runtime.context.scheduler }
 
     /// The engine, its clock and its timers (CallRuntime's one engine host): the §3 engine for
     /// `screen_ipc`, the doorbell machine of PROTOCOL.md 8 for `ac_doorbell` and `doorbell`.
@@ -70,10 +72,10 @@ public actor Device {
     var random = SystemRandomNumberGenerator()
     private var stopped = false
     /// Where the links' video comes from (the real link factory's feeds).
-    nonisolated let feeds: VideoFeeds
+    nonisolated var feeds: VideoFeeds { runtime.feeds }
     /// What builds the P2P links (injected; the real GStreamer links unless a test or the
     /// simulator gives `SimulatedDeviceLinks`).
-    public nonisolated let linkFactory: any DeviceLinkFactory
+    public nonisolated var linkFactory: any DeviceLinkFactory { runtime.linkFactory }
     /// What the camera of the links last reported (nil until a link streamed it).
     public var cameraStatus: FrameSourceStatus? { camera.status }
     /// Refusals counted by kind, their log lines rate-limited (issue 10, hostile peers).
@@ -113,9 +115,16 @@ public actor Device {
                 eventLoop: MQTTEventLoop? = nil, log: EventLog = EventLog(), timers: (any TimerScheduling)? = nil,
                 clock: any EngineClock = SystemClock(), feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil,
                 mediaRoot: String? = nil) throws {
+        try self.init(profile: profile, template: template, connection: connection, eventLoop: eventLoop,
+                      runtime: DeviceRuntime(log: log, clock: clock, timers: timers, feeds: feeds, links: links),
+                      mediaRoot: mediaRoot)
+    }
+
+    /// A device on a runtime it shares with others (a fleet's devices share one).
+    init(profile: DeviceProfile, template: DeviceTemplate?, connection: MQTTClientOptions, eventLoop: MQTTEventLoop?,
+         runtime: DeviceRuntime, mediaRoot: String? = nil) throws {
         let client = try MQTTClient(options: Self.clientOptions(profile: profile, connection: connection), eventLoop: eventLoop)
-        try self.init(profile: profile, template: template, transport: client, log: log, timers: timers, clock: clock,
-                      feeds: feeds, links: links, mediaRoot: mediaRoot)
+        try self.init(profile: profile, template: template, transport: client, runtime: runtime, mediaRoot: mediaRoot)
     }
 
     /// Creates the device on a transport of the caller's (issue 9: a unit test drives a device
@@ -126,8 +135,14 @@ public actor Device {
                 log: EventLog = EventLog(), timers: (any TimerScheduling)? = nil, clock: any EngineClock = SystemClock(),
                 feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil, mediaRoot: String? = nil,
                 cloud: DeviceCloudOptions? = nil) throws {
-        self.feeds = feeds
-        self.linkFactory = links ?? GStreamerDeviceLinks(feeds: feeds)
+        try self.init(profile: profile, template: template, transport: transport,
+                      runtime: DeviceRuntime(log: log, clock: clock, timers: timers, feeds: feeds, links: links),
+                      mediaRoot: mediaRoot, cloud: cloud)
+    }
+
+    init(profile: DeviceProfile, template: DeviceTemplate?, transport: any MessageTransport, runtime: DeviceRuntime,
+         mediaRoot: String? = nil, cloud: DeviceCloudOptions? = nil) throws {
+        self.runtime = runtime
         self.cloud = cloud
         let shared = try template.flatMap { $0.isTemplate(of: profile) ? $0 : nil } ?? DeviceTemplate(profile)
         let devId = profile.identity.devId
@@ -135,20 +150,16 @@ public actor Device {
         self.devId = devId
         self.own = shared.identity(devId: devId) == profile.identity && shared.profile.broker == profile.broker
             ? nil : DeviceOwnProfile(identity: profile.identity, broker: profile.broker)
-        self.log = log
-        self.clock = clock
-        let scheduler = timers ?? TimerScheduler.shared
-        self.scheduler = scheduler
-        self.host = EngineHost(engine: shared.engine.engine(devId: devId), clock: clock, scheduler: scheduler)
+        self.host = EngineHost(engine: shared.engine.engine(devId: devId), context: runtime.context)
         self.dataPoints = shared.dataPoints
         var powerConfig = shared.power
         powerConfig.devId = devId
         self.power = PowerMachine(config: powerConfig)
-        self.powerTimers = ScheduledTimers(scheduler: scheduler)
+        self.powerTimers = ScheduledTimers(context: runtime.context)
         self.mediaRoot = mediaRoot
         self.pushes = profile.push.isEnabled
-            ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir), log: log,
-                         clock: clock, scheduler: scheduler) : nil
+            ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir),
+                         log: runtime.log, clock: runtime.context.clock, scheduler: runtime.context.scheduler) : nil
         let key = profile.identity.localKey
         self.opener = try PayloadOpener(mode: profile.security, localKey: key)
         self.sealer = try PayloadSealer(mode: profile.security, localKey: key, from: SealHeader.deviceFrom)
@@ -180,11 +191,32 @@ public actor Device {
     nonisolated var inTopic: String { Self.fill(template.profile.topics.in, devId) }
     nonisolated var outTopic: String { Self.fill(template.profile.topics.out, devId) }
     nonisolated var metaTopic: String { Self.fill(template.profile.topics.meta, devId) }
-    nonisolated var onlineTopic: String { metaTopic + "/online" }
+    nonisolated var onlineTopic: String { Self.fill(template.profile.topics.meta, devId, suffix: "/online") }
     nonisolated var wakeTopic: String { TopicTemplates.wakePrefix + devId }
 
-    private static func fill(_ template: String, _ devId: String) -> String {
-        template.replacingOccurrences(of: TopicTemplates.placeholder, with: devId)
+    /// `template` with every `{devId}` replaced, then `suffix`, in a string of exactly that size
+    /// (pure Swift: no NSString bridge; the in topic and the will topic are kept per device).
+    static func fill(_ template: String, _ devId: String, suffix: String = "") -> String {
+        let placeholder = TopicTemplates.placeholder
+        var parts: [Substring] = []
+        var start = template.startIndex
+        var index = template.startIndex
+        while index < template.endIndex {
+            if template[index...].hasPrefix(placeholder) {
+                parts.append(template[start..<index])
+                parts.append(devId[...])
+                index = template.index(index, offsetBy: placeholder.count)
+                start = index
+            } else {
+                index = template.index(after: index)
+            }
+        }
+        parts.append(template[start...])
+        parts.append(suffix[...])
+        var filled = ""
+        filled.reserveCapacity(parts.reduce(0) { $0 + $1.utf8.count })
+        for part in parts { filled += part }
+        return filled
     }
 
     /// The MQTT options of the profile's device on `connection`: client id, credentials, keep
@@ -195,8 +227,8 @@ public actor Device {
         options.username = options.username ?? profile.brokerUsername
         options.password = options.password ?? profile.broker.password
         options.keepAlive = profile.broker.keepAlive
-        options.will = MQTTWill(topic: profile.resolvedTopics.online, payload: offlineWill,
-                                qos: 1, retain: true)
+        options.will = MQTTWill(topic: fill(profile.topics.meta, profile.identity.devId, suffix: "/online"),
+                                payload: offlineWill, qos: 1, retain: true)
         // Oversized payloads reach the wire decoder, which refuses them unread with a log line
         // (PROTOCOL.md 1); the transport's own limit only guards memory.
         options.maxInboundPayloadBytes = 1 << 20

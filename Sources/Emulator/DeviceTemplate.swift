@@ -1,4 +1,5 @@
 import CallEngine
+import CallRuntime
 import DeviceProfile
 import IPCWire
 
@@ -47,6 +48,29 @@ public final class DeviceTemplate: Sendable {
         probe.identity = self.profile.identity
         probe.broker = self.profile.broker
         return probe == self.profile
+    }
+}
+
+/// What a device runs on that is the same for every device of a fleet: the engine context (its
+/// clock and timer scheduler), the video feeds, the link factory and the event log, held once by
+/// reference (docs/fleet.md "Memory per device": five existentials and references were 136 bytes
+/// inline in every device). A fleet makes one for all its devices; a device made alone makes its
+/// own.
+public final class DeviceRuntime: Sendable {
+    let context: EngineContext
+    let feeds: VideoFeeds
+    let linkFactory: any DeviceLinkFactory
+    let log: EventLog
+
+    /// - Parameters:
+    ///   - timers: nil: `TimerScheduler.shared`.
+    ///   - links: nil: the real GStreamer links on `feeds`.
+    public init(log: EventLog = EventLog(), clock: any EngineClock = SystemClock(), timers: (any TimerScheduling)? = nil,
+                feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil) {
+        self.context = EngineContext(clock: clock, scheduler: timers ?? TimerScheduler.shared)
+        self.feeds = feeds
+        self.linkFactory = links ?? GStreamerDeviceLinks(feeds: feeds)
+        self.log = log
     }
 }
 

@@ -1,5 +1,6 @@
+import CallRuntime
 import DeviceProfile
-import Emulator
+@testable import Emulator
 import IPCEmuTesting
 import MQTTTransport
 import Testing
@@ -30,6 +31,36 @@ struct DeviceTemplateTests {
             #expect(device.topics == profile.resolvedTopics)
             #expect(device.devId == "tpl-00\(position)")
         }
+    }
+
+    @Test("The last will's topic is the profile's online topic, wherever {devId} stands in it")
+    func willTopic() throws {
+        var profile = DeviceProfile.testDoorbell(devId: "will-7")
+        for meta in ["smart/device/meta/{devId}", "{devId}/meta", "a/{devId}/b/{devId}"] {
+            profile.topics.meta = meta
+            let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
+            #expect(options.will?.topic == profile.resolvedTopics.online)
+        }
+    }
+
+    @Test("Devices made on one runtime share it: its clock, timers, feeds and log")
+    func sharedRuntime() throws {
+        let bus = InProcessBus()
+        let template = DeviceProfile.testDoorbell(devId: "rt-{index}")
+        let shared = try DeviceTemplate(template)
+        let timers = TimerScheduler(name: "runtime-test")
+        defer { timers.shutdown() }
+        let runtime = DeviceRuntime(timers: timers)
+        var devices: [Device] = []
+        for index in 0..<2 {
+            let profile = try template.instance(index: index)
+            let options = Device.clientOptions(profile: profile, connection: MQTTClientOptions(clientID: ""))
+            devices.append(try Device(profile: profile, template: shared, transport: bus.transport(options: options),
+                                      runtime: runtime))
+        }
+        #expect(devices[0].runtime === devices[1].runtime)
+        #expect(devices[0].scheduler === timers)
+        #expect(devices[1].scheduler === timers)
     }
 
     @Test("Only the devId differs: the device reads back its profile with the template's name")

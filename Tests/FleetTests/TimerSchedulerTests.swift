@@ -38,6 +38,27 @@ struct TimerSchedulerTests {
         #expect(scheduler.pendingCount == 0)
     }
 
+    @Test("Cancelled timers do not pile up in the heap; the live ones still fire in order")
+    func cancelledEntriesAreDropped() async throws {
+        let scheduler = TimerScheduler(name: "test-timers4")
+        defer { scheduler.shutdown() }
+        let fired = Collected<[Int]>([])
+        let now = WallClock.nowMs()
+        // 5,000 start-up timeouts an hour away, as a fleet's devices arm while they connect ...
+        var tokens: [TimerScheduler.Token] = []
+        for _ in 0..<5000 { tokens.append(scheduler.schedule(atMs: now + 3_600_000, nowMs: now) { fired.withLock { $0.append(-1) } }) }
+        for (i, delay) in [40, 20].enumerated() {
+            scheduler.schedule(atMs: now + Int64(delay), nowMs: now) { fired.withLock { $0.append(i) } }
+        }
+        // ... each cancelled as its device comes online.
+        for token in tokens { scheduler.cancel(token) }
+        #expect(scheduler.pendingCount == 2)
+        #expect(scheduler.heapCount <= 2 * 2 + TimerScheduler.compactionSlack)
+        scheduler.schedule(atMs: now + 100, nowMs: now) { fired.withLock { $0.append(99) } }
+        #expect(await eventually(timeout: .seconds(5)) { fired.snapshot.last == 99 })
+        #expect(fired.snapshot == [1, 0, 99])
+    }
+
     @Test("ScheduledTimers: arming a timer again replaces it")
     func rearmReplaces() async throws {
         let scheduler = TimerScheduler(name: "test-timers3")

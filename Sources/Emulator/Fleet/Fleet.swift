@@ -81,10 +81,13 @@ public final class Fleet: Sendable {
     /// One per group of the plan, with the fleet's overrides: what its devices share (made on
     /// the group's first device; docs/fleet.md "Memory per device").
     private let templates: Mutex<[Int: DeviceTemplate]> = Mutex([:])
+    /// The clock, timers, feeds, link factory and log every device of the fleet runs on (one object).
+    private let runtime: DeviceRuntime
 
     public init(plan: FleetPlan, positions: Range<Int>, options: Options, timers: (any TimerScheduling)? = nil) throws {
         let own = timers == nil ? TimerScheduler(name: "fleet-timers") : nil
-        self.timers = timers ?? own ?? TimerScheduler.shared
+        let scheduler = timers ?? own ?? TimerScheduler.shared
+        self.timers = scheduler
         self.ownTimers = own
         self.plan = plan
         self.positions = positions.clamped(to: 0..<plan.total)
@@ -98,6 +101,7 @@ public final class Fleet: Sendable {
             if let address = Fleet.resolve(options.brokers[i].host) { options.brokers[i].host = address }
         }
         self.options = options
+        self.runtime = DeviceRuntime(log: options.log, timers: scheduler)
         self.eventLoop = try MQTTEventLoop(threads: max(1, min(options.threads, 64)), name: "fleet")
     }
 
@@ -229,7 +233,7 @@ public final class Fleet: Sendable {
             connection.tls = tls
         }
         return try Device(profile: profile, template: template, connection: connection, eventLoop: eventLoop,
-                          log: options.log, timers: timers)
+                          runtime: runtime)
     }
 
     /// Devices online now.
