@@ -35,7 +35,8 @@ extension DeviceProfile {
         let file = fileName ?? "<yaml>"
         let root: Node
         do {
-            guard let node = try Yams.compose(yaml: yaml) else {
+            // `.basic`: no NSRegularExpression (ICU) per scalar; `Node.tagName` resolves them.
+            guard let node = try Yams.compose(yaml: yaml, .basic) else {
                 throw ProfileError(
                     kind: .empty, file: file, line: nil, column: nil, field: "",
                     message: "the profile is empty: expected a mapping with at least an 'identity' section")

@@ -324,6 +324,16 @@ func editDistance(_ a: String, _ b: String) -> Int {
 }
 
 extension Node {
-    /// The resolved tag (`tag:yaml.org,2002:int`, ...); Yams keeps `Tag.name` internal.
-    var tagName: Tag.Name { Tag.Name(rawValue: tag.description) }
+    /// The resolved tag (`tag:yaml.org,2002:int`, ...). A plain scalar without a tag is resolved by
+    /// `YAMLScalarTags` (the profile is composed with `Resolver.basic`: no regular expressions, no
+    /// ICU). Never ask such a scalar's `Node.tag`: it would resolve (to str) for good.
+    var tagName: Tag.Name {
+        if case .scalar(let scalar) = self {
+            let written = scalar.tag.description
+            if written.isEmpty { return YAMLScalarTags.resolve(scalar.string) }   // implicit
+            if written == "!" { return .str }                                     // non-specific
+            return Tag.Name(rawValue: written)
+        }
+        return Tag.Name(rawValue: tag.description)
+    }
 }
