@@ -235,7 +235,7 @@ let package = Package(
         ),
         // MARK: Tests
         // The fake V4L2 driver behind the injectable ioctl table (camera and device tests).
-        .target(name: "CameraTestSupport", dependencies: ["Camera", "CV4L2"], path: "Tests/CameraTestSupport"),
+        .target(name: "CameraTestSupport", dependencies: ["Camera", "CV4L2", "TestSupport"], path: "Tests/CameraTestSupport"),
         .target(
             name: "TestSupport",
             dependencies: ["MQTTTransport", "IPCWire", "HTTPTransfer"],
@@ -245,7 +245,7 @@ let package = Package(
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
         .testTarget(name: "TuyaCloudTests", dependencies: ["TuyaCloud", "IPCWire"]),
         .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "CallEngine", "IPCWire"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "CallEngine", "IPCWire", "TestSupport"]),
         .testTarget(
             name: "EmulatorTests",
             dependencies: ["Emulator", "AppSimulator", "CallRuntime", "CallEngine", "IPCWire", "MQTTTransport",

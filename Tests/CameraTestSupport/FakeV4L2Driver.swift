@@ -1,5 +1,6 @@
 import CV4L2
 import Camera
+import TestSupport
 import Foundation
 
 /// A fake camera driver behind the injectable `cv4l2_driver` table: cameras that can be made
@@ -51,10 +52,13 @@ public final class FakeV4L2: @unchecked Sendable {
     private var fds: [Int32: Camera] = [:]
     private var nextFD: Int32 = 100
     public private(set) var mappedCount = 0
+    private var attempts = 0
 
     public init(_ cameras: [Camera]) { self.cameras = cameras }
 
     public var openCount: Int { locked { fds.count } }
+    /// Every `open` so far, those refused included (a retry that found no camera counts).
+    public var openAttempts: Int { locked { attempts } }
     public var mapped: Int { locked { mappedCount } }
 
     public func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -89,6 +93,7 @@ public final class FakeV4L2: @unchecked Sendable {
 
     public func open(_ path: String) -> Int32 {
         locked {
+            attempts += 1
             guard let cam = camera(path), cam.present else { return -ENOENT }
             if cam.busy { return -EBUSY }
             let fd = nextFD
@@ -359,9 +364,14 @@ public final class EventRecorder: @unchecked Sendable {
         return events.compactMap { if case .status(let s) = $0 { return s } else { return nil } }
     }
 
-    /// Waits until `predicate` holds over the events so far; false on timeout.
+    /// Waits until `predicate` holds over the events so far; false on timeout. The wait blocks a
+    /// thread of its own (`offThePool`), never one of Swift's cooperative threads.
     @discardableResult
-    public func wait(seconds: Double = 10, until predicate: ([FrameSourceEvent]) -> Bool) -> Bool {
+    public func wait(seconds: Double = 10, until predicate: @escaping @Sendable ([FrameSourceEvent]) -> Bool) async -> Bool {
+        await offThePool { self.waitBlocking(seconds: seconds, until: predicate) }
+    }
+
+    private func waitBlocking(seconds: Double, until predicate: ([FrameSourceEvent]) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         condition.lock()
         defer { condition.unlock() }
@@ -371,8 +381,8 @@ public final class EventRecorder: @unchecked Sendable {
         return true
     }
 
-    public func waitForFrames(_ count: Int, seconds: Double = 10) -> Bool {
-        wait(seconds: seconds) { events in events.filter { if case .frame = $0 { return true } else { return false } }.count >= count }
+    public func waitForFrames(_ count: Int, seconds: Double = 10) async -> Bool {
+        await wait(seconds: seconds) { events in events.filter { if case .frame = $0 { return true } else { return false } }.count >= count }
     }
 
     /// Frames counted after the n-th status event.

@@ -6,7 +6,8 @@ import TestSupport
 
 @Suite("H.264 clip loop", .serialized, .heavy)
 struct ClipLoopTests {
-    /// Encodes `count` test-pattern frames to an Annex-B byte stream with real x264enc.
+    /// Encodes `count` test-pattern frames to an Annex-B byte stream with real x264enc (it blocks:
+    /// callers run it `offThePool`).
     static func encodeClip(count: Int, width: Int, height: Int, options: String = "") throws -> [UInt8] {
         let caps = FrameCaps.caps(format: .i420, width: width, height: height, fps: 30)
         let pipeline = try GStreamerPipeline(
@@ -29,9 +30,9 @@ struct ClipLoopTests {
     static func nal(_ header: UInt8, _ body: [UInt8]) -> [UInt8] { [0, 0, 0, 1, header] + body }
 
     @Test("NAL units group into access units on AUD, parameter sets and first_mb_in_slice")
-    func grouping() throws {
+    func grouping() async throws {
         // A real SPS for 320x240 so the clip can read its size.
-        let stream = try Self.encodeClip(count: 1, width: 320, height: 240)
+        let stream = try await offThePool { try Self.encodeClip(count: 1, width: 320, height: 240) }
         let units = H264AnnexB.nalUnits(stream)
         let sps = try #require(units.first { $0.type == 7 })
         let pps = try #require(units.first { $0.type == 8 })
@@ -63,9 +64,9 @@ struct ClipLoopTests {
     }
 
     @Test("a real x264 clip (multi-slice) parses into one access unit per frame, with its size and rate")
-    func realClip() throws {
+    func realClip() async throws {
         try #require(GStreamerPipeline.hasElements(["x264enc"]))
-        let data = try Self.encodeClip(count: 45, width: 320, height: 240, options: "sliced-threads=true threads=4")
+        let data = try await offThePool { try Self.encodeClip(count: 45, width: 320, height: 240, options: "sliced-threads=true threads=4") }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-clip-\(getpid()).h264").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(data)))
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -82,13 +83,13 @@ struct ClipLoopTests {
     }
 
     @Test("the loop is seamless: monotonic timestamps and counters across the boundary, and it decodes")
-    func seamlessLoop() throws {
+    func seamlessLoop() async throws {
         try #require(GStreamerPipeline.hasElements(["x264enc", "avdec_h264", "h264parse"]))
-        let clip = try H264Clip(annexB: Self.encodeClip(count: 20, width: 320, height: 240))
+        let clip = try H264Clip(annexB: await offThePool { try Self.encodeClip(count: 20, width: 320, height: 240) })
         let source = try ClipLoopSource(clip: clip, fps: 200)
         let rec = EventRecorder()
         try source.start(rec.sink)
-        #expect(rec.waitForFrames(50))
+        #expect(await rec.waitForFrames(50))
         source.stop()
         let frames = Array(rec.frames.prefix(50))
         #expect(frames.map(\.sequence) == Array(0..<50))
@@ -97,12 +98,12 @@ struct ClipLoopTests {
         #expect(frames.filter(\.isKeyFrame).map(\.sequence) == [0, 15, 20, 35, 40])
 
         // Decode the looped stream: every picture decodes, in loop order (clip frame n % 20).
-        let counters = try StampDecoding.counters(frames, format: .h264, width: 320, height: 240, fps: 200)
+        let counters = try await StampDecoding.counters(frames, format: .h264, width: 320, height: 240, fps: 200)
         #expect(counters == (0..<50).map { UInt16($0 % 20) })
     }
 
     @Test("a camera's H.264 pass-through gets SPS/PPS in front of every IDR")
-    func parameterSetsForPassThrough() {
+    func parameterSetsForPassThrough() async {
         var cache = H264ParameterSetCache()
         let sps = Self.nal(0x67, [0x42, 0xC0, 0x1E])
         let pps = Self.nal(0x68, [0xCE, 0x3C, 0x80])

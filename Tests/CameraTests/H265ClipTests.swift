@@ -13,9 +13,9 @@ struct H265ClipTests {
     static func nal(_ type: UInt8, _ body: [UInt8]) -> [UInt8] { [0, 0, 0, 1, type << 1, 0x01] + body }
 
     @Test("a real x265 clip: one access unit per frame, key frames with VPS/SPS/PPS, codec sniffed")
-    func realClip() throws {
+    func realClip() async throws {
         try #require(GStreamerPipeline.hasElements(["x265enc", "h265parse"]))
-        let data = try H265ClipEncoder.encode(count: 30, width: 320, height: 180)
+        let data = try await H265ClipEncoder.encode(count: 30, width: 320, height: 180)
         #expect(H265Clip.looksLikeH265(data))
         let clip = try H265Clip(annexB: data)
         #expect(clip.accessUnits.count == 30)
@@ -30,7 +30,7 @@ struct H265ClipTests {
     }
 
     @Test("parameter sets sent once at the start are put before every key frame; AUDs and leading pictures go")
-    func prependsParameterSets() throws {
+    func prependsParameterSets() async throws {
         var data: [UInt8] = []
         data += Self.nal(1, [0x80, 0x01])  // a picture before the first key frame: skipped
         data += Self.nal(35, [0x10])  // AUD
@@ -46,7 +46,7 @@ struct H265ClipTests {
     }
 
     @Test("bad files are clear errors naming the file: garbage, truncated, no key frame, missing, H.264")
-    func badFiles() throws {
+    func badFiles() async throws {
         func message(_ body: () throws -> H265Clip) -> String {
             do { _ = try body(); return "" } catch { return "\(error)" }
         }
@@ -62,7 +62,7 @@ struct H265ClipTests {
         #expect(message { try H265Clip(contentsOfFile: "/nonexistent/x.h265") }.contains("cannot read /nonexistent/x.h265"))
 
         try #require(GStreamerPipeline.hasElements(["x265enc", "h265parse"]))
-        let data = try H265ClipEncoder.encode(count: 30, width: 320, height: 180)
+        let data = try await H265ClipEncoder.encode(count: 30, width: 320, height: 180)
         // Every cut of a real clip either parses (a prefix holding a key frame) or is an error.
         for cut in stride(from: 0, to: data.count, by: max(1, data.count / 97)) {
             if let clip = try? H265Clip(annexB: Array(data.prefix(cut)), name: "cut.h265") {
@@ -83,9 +83,9 @@ struct H265ClipTests {
     }
 
     @Test("the looped H.265 clip is paced, counts on across the loop, and every frame decodes with its stamp")
-    func loopDecodes() throws {
+    func loopDecodes() async throws {
         try #require(GStreamerPipeline.hasElements(["x265enc", "h265parse", "avdec_h265"]))
-        let data = try H265ClipEncoder.encode(count: 20, width: 320, height: 180, keyInterval: 10)
+        let data = try await H265ClipEncoder.encode(count: 20, width: 320, height: 180, keyInterval: 10)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-clip-\(getpid()).bin").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(data)))
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -94,14 +94,14 @@ struct H265ClipTests {
         #expect(source.name.hasPrefix("H.265 clip"))
         let rec = EventRecorder()
         try source.start(rec.sink)
-        #expect(rec.waitForFrames(50))
+        #expect(await rec.waitForFrames(50))
         source.stop()
         let frames = Array(rec.frames.prefix(50))
         #expect(frames.map(\.sequence) == Array(0..<50))
         #expect(frames.allSatisfy { $0.format == .h265 })
         #expect(Set([0, 10, 20, 30, 40]).isSubset(of: Set(frames.filter(\.isKeyFrame).map(\.sequence))))
 
-        let counters = try StampDecoding.counters(frames, format: .h265, width: 320, height: 180, fps: 200)
+        let counters = try await StampDecoding.counters(frames, format: .h265, width: 320, height: 180, fps: 200)
         #expect(counters == (0..<50).map { UInt16($0 % 20) })
     }
 }

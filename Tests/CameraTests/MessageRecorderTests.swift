@@ -59,8 +59,8 @@ struct MessageRecorderTests {
     }
 
     /// The decoded pictures of an MP4's video track: stamp counters and presentation times.
-    static func decodedVideo(_ path: String) throws -> (counters: [UInt16], ptsNs: [UInt64]) {
-        try StampDecoding.mp4Video(path)
+    static func decodedVideo(_ path: String) async throws -> (counters: [UInt16], ptsNs: [UInt64]) {
+        try await StampDecoding.mp4Video(path)
     }
 
     /// Seconds of decoded sound in the MP4's audio track (48 kHz mono S16).
@@ -121,7 +121,7 @@ struct MessageRecorderTests {
         let moov = try #require(boxes.firstIndex(of: "moov"))
         let mdat = try #require(boxes.firstIndex(of: "mdat"))
         #expect(moov < mdat, "faststart puts the index before the media: \(boxes)")
-        let video = try Self.decodedVideo(path)
+        let video = try await Self.decodedVideo(path)
         // 30 fps for 3 s, from the first key frame on.
         #expect((80...95).contains(video.counters.count), "\(video.counters.count) frames")
         #expect(video.counters.count == recording.videoFrames)
@@ -141,9 +141,9 @@ struct MessageRecorderTests {
         print("message 3 s, tone via \(encoder): recorded in \(took), \(recording.bytes) bytes")
         #expect(recording.audio == .tone)
         #expect(recording.audioEncoder == encoder)
-        let sound = try Self.decodedAudioSeconds(path)
+        let sound = try await offThePool { try Self.decodedAudioSeconds(path) }
         #expect(sound > 2.7 && sound < 3.3, "\(sound) s of sound")
-        let video = try Self.decodedVideo(path)
+        let video = try await Self.decodedVideo(path)
         #expect((80...95).contains(video.counters.count), "\(video.counters.count) frames")
     }
 
@@ -157,7 +157,7 @@ struct MessageRecorderTests {
         print("message 10 s, \(audio): recorded in \(took), \(recording.bytes) bytes, \(recording.videoFrames) frames")
         #expect(recording.durationSeconds == 10)
         #expect(took < .seconds(12))
-        let video = try Self.decodedVideo(path)
+        let video = try await Self.decodedVideo(path)
         #expect((280...305).contains(video.counters.count), "\(video.counters.count) frames")
     }
 

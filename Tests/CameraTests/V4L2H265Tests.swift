@@ -35,7 +35,7 @@ struct V4L2H265Tests {
     }
 
     @Test("the assembler: sets-only buffers, pictures before a key frame, AUDs, two access units in a buffer")
-    func assembler() throws {
+    func assembler() async throws {
         var a = H265BufferAssembler()
         #expect(try a.accessUnits(in: Self.nal(1, [0x80, 0x01])).isEmpty)  // no key frame yet
         #expect(try a.accessUnits(in: Self.nal(19, [0x80, 0x02])).isEmpty)  // key frame, no parameter sets yet
@@ -66,7 +66,7 @@ struct V4L2H265Tests {
     }
 
     @Test("garbage buffers from the camera are skipped and counted; the stream goes on with its key frames")
-    func garbageBuffers() throws {
+    func garbageBuffers() async throws {
         let payloads: [[UInt8]] = [
             Self.nal(1, [0x80, 0x01]),  // a picture before any key frame: not sent
             [1, 2, 3, 4, 5],  // no start code
@@ -83,7 +83,7 @@ struct V4L2H265Tests {
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(4))
+        #expect(await rec.waitForFrames(4))
         src.stop()
         let frames = Array(rec.frames.prefix(4))
         #expect(frames.allSatisfy { $0.format == .h265 && $0.width == 320 && $0.height == 180 })
@@ -99,12 +99,12 @@ struct V4L2H265Tests {
     }
 
     @Test("not asked for, an HEVC camera's other formats win (H.265 only when asked)")
-    func onlyWhenAsked() throws {
+    func onlyWhenAsked() async throws {
         let fake = FakeV4L2([camera(payloads: [])])
         let src = source(fake, format: nil)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(2))
+        #expect(await rec.waitForFrames(2))
         src.stop()
         #expect(rec.frames.first?.format == .mjpeg)
         #expect(V4L2Inventory.render(V4L2Inventory.scan(driver: fake.driver)).contains("HEVC fake HEVC -> H265"))
@@ -112,9 +112,9 @@ struct V4L2H265Tests {
 
     @Test("real x265 access units: parameter sets before every key frame, key flags from the NAL types, every stamp decodes",
           .heavy, .timeLimit(.minutes(4)))
-    func realAccessUnits() throws {
+    func realAccessUnits() async throws {
         try #require(GStreamerPipeline.hasElements(["x265enc", "h265parse", "avdec_h265"]))
-        let encoded = try H265ClipEncoder.encodeAccessUnits(count: 45, width: 320, height: 180, fps: 15, keyInterval: 10)
+        let encoded = try await H265ClipEncoder.encodeAccessUnits(count: 45, width: 320, height: 180, fps: 15, keyInterval: 10)
         try #require(encoded.count == 45)
         // The camera sends its parameter sets once, in a buffer of their own, then pictures only.
         func isSet(_ unit: H264AnnexB.NALUnit) -> Bool { (32...34).contains((unit.bytes[unit.bytes.startIndex] >> 1) & 0x3F) }
@@ -126,7 +126,7 @@ struct V4L2H265Tests {
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(45, seconds: 20))
+        #expect(await rec.waitForFrames(45, seconds: 20))
         src.stop()
         let frames = Array(rec.frames.prefix(45))
         try #require(frames.count == 45)
@@ -155,11 +155,11 @@ struct V4L2H265Tests {
         #expect(frames.first?.isKeyFrame == true)
 
         // Every frame decodes, with its stamp; decoding from a later key frame works too.
-        func counters(_ frames: ArraySlice<Frame>) throws -> [UInt16] {
-            try StampDecoding.counters(frames, format: .h265, width: 320, height: 180, fps: 15)
+        func counters(_ frames: ArraySlice<Frame>) async throws -> [UInt16] {
+            try await StampDecoding.counters(frames, format: .h265, width: 320, height: 180, fps: 15)
         }
-        #expect(try counters(frames[...]) == (0..<45).map { UInt16($0) })
+        #expect(try await counters(frames[...]) == (0..<45).map { UInt16($0) })
         let later = try #require(frames.indices.first(where: { $0 >= 15 && frames[$0].isKeyFrame }))
-        #expect(try counters(frames[later...]) == (later..<45).map { UInt16($0) })
+        #expect(try await counters(frames[later...]) == (later..<45).map { UInt16($0) })
     }
 }

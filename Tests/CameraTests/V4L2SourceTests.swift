@@ -2,6 +2,7 @@ import CV4L2
 import Camera
 import CameraTestSupport
 import Testing
+import TestSupport
 
 /// The V4L2 source against the fake driver behind the injectable ioctl table.
 @Suite("V4L2 source (fake driver)")
@@ -21,12 +22,12 @@ struct V4L2SourceTests {
     }
 
     @Test("a camera offering only MJPEG streams MJPEG, bytesused respected")
-    func onlyMJPEG() throws {
+    func onlyMJPEG() async throws {
         let fake = FakeV4L2([camera([CV4L2_PIX_FMT_MJPEG])])
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(5))
+        #expect(await rec.waitForFrames(5))
         src.stop()
         let frames = rec.frames
         #expect(frames.first?.format == .mjpeg)
@@ -38,12 +39,12 @@ struct V4L2SourceTests {
     }
 
     @Test("a camera offering only YUYV streams whole YUYV frames")
-    func onlyYUYV() throws {
+    func onlyYUYV() async throws {
         let fake = FakeV4L2([camera([CV4L2_PIX_FMT_YUYV])])
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(3))
+        #expect(await rec.waitForFrames(3))
         src.stop()
         let frame = try #require(rec.frames.first)
         #expect(frame.format == .yuyv)
@@ -52,13 +53,13 @@ struct V4L2SourceTests {
     }
 
     @Test("H.264 pass-through when asked; MJPEG before YUYV otherwise")
-    func h264WhenAsked() throws {
+    func h264WhenAsked() async throws {
         let offers = [CV4L2_PIX_FMT_YUYV, CV4L2_PIX_FMT_H264, CV4L2_PIX_FMT_MJPEG]
         let fake = FakeV4L2([camera(offers)])
         let asked = source(fake, format: .h264)
         let rec = EventRecorder()
         try asked.start(rec.sink)
-        #expect(rec.waitForFrames(12))
+        #expect(await rec.waitForFrames(12))
         asked.stop()
         let frames = rec.frames
         #expect(frames.allSatisfy { $0.format == .h264 })
@@ -69,18 +70,18 @@ struct V4L2SourceTests {
         let auto = source(fake2)
         let rec2 = EventRecorder()
         try auto.start(rec2.sink)
-        #expect(rec2.waitForFrames(2))
+        #expect(await rec2.waitForFrames(2))
         auto.stop()
         #expect(rec2.frames.first?.format == .mjpeg)
     }
 
     @Test("buffers: 4 requested, all queued before STREAMON, each dequeued in order and requeued at once")
-    func bufferQueueing() throws {
+    func bufferQueueing() async throws {
         let fake = FakeV4L2([camera([CV4L2_PIX_FMT_YUYV])])
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(10))
+        #expect(await rec.waitForFrames(10))
         src.stop()
         let log = fake.log("/dev/video0")
         let on = try #require(log.firstIndex(of: "STREAMON"))
@@ -103,26 +104,26 @@ struct V4L2SourceTests {
     }
 
     @Test("frames the driver dropped still count in the sequence")
-    func driverDropsCount() throws {
+    func driverDropsCount() async throws {
         let cam = camera([CV4L2_PIX_FMT_YUYV])
         cam.dropSequences = [3, 4]
         let fake = FakeV4L2([cam])
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(6))
+        #expect(await rec.waitForFrames(6))
         src.stop()
         #expect(Array(rec.frames.map(\.sequence).prefix(6)) == [0, 1, 2, 5, 6, 7])
     }
 
     @Test("EBUSY at open: no video with a clear reason, then live once the camera is free")
-    func busyAtOpen() throws {
+    func busyAtOpen() async throws {
         let fake = FakeV4L2([camera([CV4L2_PIX_FMT_YUYV])])
         fake.setBusy("/dev/video0", true)
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.wait { events in events.contains { if case .status(.noVideo) = $0 { return true } else { return false } } })
+        #expect(await rec.wait { events in events.contains { if case .status(.noVideo) = $0 { return true } else { return false } } })
         guard case .noVideo(let reason) = rec.statuses.first else {
             Issue.record("first status should be no video, was \(rec.statuses)")
             src.stop()
@@ -131,27 +132,27 @@ struct V4L2SourceTests {
         #expect(reason.contains("busy"))
         #expect(rec.frames.isEmpty)
         fake.setBusy("/dev/video0", false)
-        #expect(rec.waitForFrames(3))
+        #expect(await rec.waitForFrames(3))
         src.stop()
         #expect(rec.statuses.contains { if case .live = $0 { return true } else { return false } })
     }
 
     @Test("ENODEV mid-stream: no video, retries, and picks the camera up again when it returns")
-    func unplugAndReturn() throws {
+    func unplugAndReturn() async throws {
         let fake = FakeV4L2([camera([CV4L2_PIX_FMT_YUYV])])
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(5))
+        #expect(await rec.waitForFrames(5))
         fake.unplug("/dev/video0")
-        #expect(rec.wait { events in events.contains { if case .status(.noVideo) = $0 { return true } else { return false } } })
+        #expect(await rec.wait { events in events.contains { if case .status(.noVideo) = $0 { return true } else { return false } } })
         let before = rec.frames.count
-        // Still unplugged: retries find nothing (and do not repeat the same status).
-        let sleepUntil = Clocks.monotonicNs() + 150_000_000
-        _ = Clocks.sleep(untilMonotonicNs: sleepUntil) { false }
+        // Still unplugged: two more retries find nothing (and do not repeat the same status).
+        let attempts = fake.openAttempts
+        #expect(await eventually { fake.openAttempts >= attempts + 2 })
         #expect(rec.frames.count == before)
         fake.plug("/dev/video0")
-        #expect(rec.waitForFrames(before + 5))
+        #expect(await rec.waitForFrames(before + 5))
         src.stop()
         let statuses = rec.statuses
         let reasons = statuses.compactMap { if case .noVideo(let r) = $0 { return r } else { return nil } }
@@ -164,22 +165,22 @@ struct V4L2SourceTests {
     }
 
     @Test("a missing camera reports no video, then appears")
-    func missingThenPresent() throws {
+    func missingThenPresent() async throws {
         let cam = camera([CV4L2_PIX_FMT_MJPEG])
         cam.present = false
         let fake = FakeV4L2([cam])
         let src = source(fake)
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.wait { !$0.isEmpty })
+        #expect(await rec.wait { !$0.isEmpty })
         #expect(rec.statuses.first == .noVideo(reason: "no camera at /dev/video0"))
         fake.plug("/dev/video0")
-        #expect(rec.waitForFrames(2))
+        #expect(await rec.waitForFrames(2))
         src.stop()
     }
 
     @Test("open by card name scans the nodes and leaves the others closed")
-    func openByName() throws {
+    func openByName() async throws {
         let fake = FakeV4L2([
             camera([CV4L2_PIX_FMT_YUYV], path: "/dev/video0", card: "Integrated Camera"),
             camera([CV4L2_PIX_FMT_MJPEG], path: "/dev/video2", card: "HD Pro Webcam C920"),
@@ -187,7 +188,7 @@ struct V4L2SourceTests {
         let src = source(fake, device: .name("c920"))
         let rec = EventRecorder()
         try src.start(rec.sink)
-        #expect(rec.waitForFrames(2))
+        #expect(await rec.waitForFrames(2))
         #expect(fake.openCount == 1)
         src.stop()
         #expect(rec.frames.first?.format == .mjpeg)
@@ -197,13 +198,13 @@ struct V4L2SourceTests {
         let missing = source(fake, device: .name("nonexistent"))
         let rec2 = EventRecorder()
         try missing.start(rec2.sink)
-        #expect(rec2.wait { !$0.isEmpty })
+        #expect(await rec2.wait { !$0.isEmpty })
         missing.stop()
         #expect(rec2.statuses.first == .noVideo(reason: "no camera at camera named \"nonexistent\""))
     }
 
     @Test("the inventory lists formats, sizes and rates")
-    func inventory() {
+    func inventory() async {
         let fake = FakeV4L2([camera([CV4L2_PIX_FMT_MJPEG, CV4L2_PIX_FMT_YUYV])])
         let devices = V4L2Inventory.scan(driver: fake.driver)
         #expect(devices.count == 1)

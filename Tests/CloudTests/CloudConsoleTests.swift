@@ -66,7 +66,7 @@ struct CloudConsoleTests {
     @Test("the console is up while pairing: token pending with the pairing URL and its QR code; after the token, joined and the device in the API; after an unbind, CONNACK 5 as the last error, the device gone and the QR code again")
     func pairingThenJoined() async throws {
         let uuid = CloudJoinTests.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"])
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"])
         defer { standin.stop() }
         let device = try IPCEmuProcess([
             "run", "--profile", CloudJoinTests.doorbell, "--cloud", "tuya", "--uuid", uuid, "--authkey", CloudJoinTests.authkey,

@@ -133,7 +133,7 @@ struct CloudFleetTests {
     func fiveLicences() async throws {
         let uuids = (0..<5).map { "ipcemufleet\($0)" + String(UInt32.random(in: 0...UInt32.max), radix: 36) }
         let keys = uuids.map { _ in Self.authkey() }
-        let standin = try StandinProcess(licences: zip(uuids, keys).map { "\($0),\($1),\(Self.productKey)" })
+        let standin = try await StandinProcess.start(licences: zip(uuids, keys).map { "\($0),\($1),\(Self.productKey)" })
         defer { standin.stop() }
         let dir = Self.tempDir("cloud-fleet-")
         let csv = dir + "/licences.csv"
@@ -208,7 +208,7 @@ struct CloudFleetTests {
         let keys = uuids.map { _ in Self.authkey() }
         let wrong = Self.authkey()
         // The last device holds an authkey that is not its licence's: the cloud refuses its sign.
-        let standin = try StandinProcess(licences: zip(uuids, keys).enumerated().map { index, pair in
+        let standin = try await StandinProcess.start(licences: zip(uuids, keys).enumerated().map { index, pair in
             "\(pair.0),\(pair.1),\(Self.productKey)" + (index == 2 ? ",\(wrong)" : "")
         })
         defer { standin.stop() }

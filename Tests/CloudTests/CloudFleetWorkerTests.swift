@@ -38,7 +38,7 @@ struct CloudFleetWorkerTests {
     @Test("20 licences over 2 processes: a worker holds rows 10-19; all 20 join, each activated once; each process paces at R/2")
     func twentyOverTwoProcesses() async throws {
         let (uuids, keys) = Self.licences(20, prefix: "ipcemuwk")
-        let standin = try StandinProcess(licences: zip(uuids, keys).map { "\($0),\($1),\(CloudFleetTests.productKey)" })
+        let standin = try await StandinProcess.start(licences: zip(uuids, keys).map { "\($0),\($1),\(CloudFleetTests.productKey)" })
         defer { standin.stop() }
         let dir = CloudFleetTests.tempDir("cloud-fleet-workers-")
         let csv = try Self.csv(uuids, keys, in: dir)
@@ -112,7 +112,7 @@ struct CloudFleetWorkerTests {
     @Test("--shard 1/2 of 4 licences runs rows 2 and 3 only: their URLs, their joins; row 0 never listens for a token")
     func shardRunsItsRows() async throws {
         let (uuids, keys) = Self.licences(4, prefix: "ipcemush")
-        let standin = try StandinProcess(licences: zip(uuids, keys).map { "\($0),\($1),\(CloudFleetTests.productKey)" })
+        let standin = try await StandinProcess.start(licences: zip(uuids, keys).map { "\($0),\($1),\(CloudFleetTests.productKey)" })
         defer { standin.stop() }
         let dir = CloudFleetTests.tempDir("cloud-fleet-shard-")
         let csv = try Self.csv(uuids, keys, in: dir)

@@ -74,7 +74,7 @@ struct CloudJoinTests {
     @Test("pair (token pushed) -> activate -> online on the TLS broker -> an app probes and calls it over the cloud link -> restart rejoins without a token -> unbind: CONNACK 5 erases the state and pairing starts again")
     func pairRestartUnbind() async throws {
         let uuid = Self.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
         defer { standin.stop() }
         let stateDir = Self.stateDir()
         let stateFile = CloudStateStore(directory: stateDir, uuid: uuid).path
@@ -156,7 +156,7 @@ struct CloudJoinTests {
         let uuid = Self.uuid()
         let deviceKey = "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp"
         // The broker and the token push use the device's key, so it gets as far as activation.
-        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey),\(deviceKey)"])
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(Self.authkey),\(Self.productKey),\(deviceKey)"])
         defer { standin.stop() }
         let device = try Self.run(standin, uuid: uuid, authkey: deviceKey, stateDir: Self.stateDir())
         #expect(await device.waitFor("direct link up as acon_\(uuid)", inStderr: true, timeout: .seconds(30)))
@@ -172,7 +172,7 @@ struct CloudJoinTests {
     @Test("a token in the wrong encryption is named and ignored; an expired one is refused and pairing starts again; then a good one joins")
     func badTokens() async throws {
         let uuid = Self.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
         defer { standin.stop() }
         let stateDir = Self.stateDir()
         let device = try Self.run(standin, uuid: uuid, stateDir: stateDir)
@@ -216,7 +216,7 @@ struct CloudJoinTests {
     @Test("a product key that is not the licence's product: the API refuses it, and the device says what to check")
     func wrongProductKey() async throws {
         let uuid = Self.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
         defer { standin.stop() }
         let device = try Self.run(standin, uuid: uuid, productKey: "pkotherproduct", stateDir: Self.stateDir())
         #expect(await device.waitFor("direct link up as acon_\(uuid)", inStderr: true, timeout: .seconds(30)))
@@ -231,7 +231,7 @@ struct CloudJoinTests {
     @Test("a device clock 10 minutes off the cloud's: the API refuses the time, and the device says so and retries")
     func clockOutsideTheWindow() async throws {
         let uuid = Self.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"],
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"],
                                          extraArguments: ["--clock-offset", "600"])
         defer { standin.stop() }
         let device = try Self.run(standin, uuid: uuid, stateDir: Self.stateDir())
@@ -248,7 +248,7 @@ struct CloudJoinTests {
     @Test("a CA that did not sign the stand-in's certificate: a TLS failure, said as such, and retried")
     func wrongCAIsATLSFailure() async throws {
         let uuid = Self.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(Self.authkey),\(Self.productKey)"])
         defer { standin.stop() }
         let device = try Self.run(standin, uuid: uuid, stateDir: Self.stateDir(), ca: standin.ready.wrongCaFile)
         #expect(await device.waitFor("TLS failure at \(standin.ready.iotdns)", inStderr: true, timeout: .seconds(30)),

@@ -125,7 +125,7 @@ struct CloudRelayCallTests {
     @Test("the app calls the device over the stand-in's broker and gets video through coturn with relay-only ICE: the selected pair is relay, the relayed address is coturn's allocation, and pausing coturn pauses the video")
     func videoThroughTheRelay() async throws {
         let uuid = CloudJoinTests.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"], turn: true)
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"], turn: true)
         defer { standin.stop() }
         let joined = try await Self.join(standin, uuid: uuid, profile: CloudJoinTests.doorbell)
         let device = joined.process
@@ -185,7 +185,7 @@ struct CloudRelayCallTests {
     @Test("relay-only with a wrong TURN password: no allocation, no link, no video; the device stops the call with connect_failed after its connect timeout")
     func wrongTURNPasswordGetsNoVideo() async throws {
         let uuid = CloudJoinTests.uuid()
-        let standin = try StandinProcess(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"], turn: true)
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"], turn: true)
         defer { standin.stop() }
         // The doorbell profile with a 4 s connect timeout.
         let doorbell = try String(contentsOfFile: CloudJoinTests.doorbell, encoding: .utf8)

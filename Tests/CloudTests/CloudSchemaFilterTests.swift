@@ -32,7 +32,7 @@ struct CloudSchemaFilterTests {
     func schemaWithoutOneDataPoint() async throws {
         let uuid = CloudJoinTests.uuid()
         let schema = [115, 134, 136, 145, 146, 147, 149, 151, 154, 185, 212].map(String.init).joined(separator: ",")
-        let standin = try StandinProcess(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"],
+        let standin = try await StandinProcess.start(licences: ["\(uuid),\(CloudJoinTests.authkey),\(CloudJoinTests.productKey)"],
                                          extraArguments: ["--schema-dps", schema])
         defer { standin.stop() }
         let device = try IPCEmuProcess([

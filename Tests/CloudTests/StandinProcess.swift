@@ -29,8 +29,13 @@ final class StandinProcess: @unchecked Sendable {
     var log: String { lock.lock(); defer { lock.unlock() }; return errText }
 
     /// `licences`: "UUID,AUTHKEY,PRODUCTKEY[,DEVICEAUTHKEY]" each. `turn`: also start coturn
-    /// (its log is `turnserver.log` in `ready.dir`).
-    init(licences: [String], extraArguments: [String] = [], turn: Bool = false) throws {
+    /// (its log is `turnserver.log` in `ready.dir`). Python's start-up and the ready line take
+    /// seconds of blocking reads: they run on a thread of their own (`offThePool`).
+    static func start(licences: [String], extraArguments: [String] = [], turn: Bool = false) async throws -> StandinProcess {
+        try await offThePool { try StandinProcess(licences: licences, extraArguments: extraArguments, turn: turn) }
+    }
+
+    private init(licences: [String], extraArguments: [String], turn: Bool) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", packageRootPath + "/scripts/tuya-cloud-standin.py"] + (turn ? [] : ["--no-turn"])
             + licences.flatMap { ["--licence", $0] } + extraArguments
@@ -110,13 +115,17 @@ final class StandinProcess: @unchecked Sendable {
     /// `mqtts://app:<password>@127.0.0.1:<port>`: the app simulator's account on the stand-in's broker.
     var appBrokerURL: String { "mqtts://\(ready.app.username):\(ready.app.password)@127.0.0.1:\(mqttPort)" }
 
-    /// SIGTERM, then SIGKILL if it is still there after 10 s (never a wait without end).
+    /// SIGTERM, then SIGKILL if it is still there after 10 s (never a wait without end). The wait
+    /// for its exit is on a thread of its own: the caller (a test's `defer`) goes on at once.
     func stop() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        let process = self.process
+        Thread.detachNewThread {
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning, Date() < deadline { usleep(20_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
     }
 
     deinit {

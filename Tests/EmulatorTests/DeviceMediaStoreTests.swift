@@ -1,4 +1,5 @@
 import Camera
+import CameraTestSupport
 import DeviceProfile
 import Foundation
 import IPCEmuTesting
@@ -160,13 +161,7 @@ struct DeviceMediaStoreTests {
         #expect(ref.durationSeconds == 3)
         #expect(took < .seconds(6))
         #expect(feeds.counts.captures == 1 && feeds.counts.feeds == 1)
-        let pipeline = try GStreamerPipeline(
-            "filesrc location=\"\(store.directory)/\(ref.name)\" ! qtdemux name=d d.video_0 ! queue ! h264parse ! avdec_h264 ! "
-                + "videoconvert ! video/x-raw,format=I420 ! appsink name=sink sync=false")
-        try pipeline.play()
-        var counters: [UInt16] = []
-        while let sample = try pipeline.pull(timeoutNs: 10_000_000_000) { counters.append(try sample.readStamp().counter) }
-        pipeline.stop()
+        let counters = try await StampDecoding.mp4Video("\(store.directory)/\(ref.name)").counters
         #expect((80...95).contains(counters.count), "\(counters.count) frames")
         let gaps = zip(counters.dropFirst(), counters).map { (Int($0) - Int($1) + 4096) % 4096 }
         #expect(gaps.allSatisfy { $0 >= 1 && $0 <= 3 }, "\(gaps)")

@@ -148,7 +148,7 @@ extension EndToEnd {
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("message-\(callId).mp4").path
                 try Data(mp4).write(to: URL(fileURLWithPath: file))
                 defer { try? FileManager.default.removeItem(atPath: file) }
-                let video = try StampDecoding.mp4Video(file)
+                let video = try await StampDecoding.mp4Video(file)
                 #expect(video.counters.count >= 20, "\(video.counters.count) pictures in a 2 s message")
                 #expect(zip(video.counters, video.counters.dropFirst()).allSatisfy { ($1 &- $0) % 4096 >= 1 && ($1 &- $0) % 4096 <= 8 },
                         "stamps out of order: \(video.counters.prefix(20))")

@@ -17,7 +17,7 @@ extension EndToEnd {
         @Test("a fake H.265 camera: every segment decoded, every stamp read, 0 dropped, no encoder", .timeLimit(.minutes(8)))
         func cameraCall() async throws {
             // 300 frames at 15 fps: 20 s before the camera's payloads loop, longer than the call.
-            let encoded = try H265ClipEncoder.encodeAccessUnits(count: 300, width: 320, height: 180, fps: 15, keyInterval: 15)
+            let encoded = try await H265ClipEncoder.encodeAccessUnits(count: 300, width: 320, height: 180, fps: 15, keyInterval: 15)
             try #require(encoded.count == 300)
             // Like many cameras, parameter sets only with the first key frame: the source puts them
             // in front of every later one.

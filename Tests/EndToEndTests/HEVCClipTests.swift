@@ -13,7 +13,7 @@ extension EndToEnd {
     struct HEVCClip {
         @Test("an H.265 clip of the stamped pattern: every segment decoded, every stamp read, no encoder", .timeLimit(.minutes(8)))
         func clipCall() async throws {
-            let data = try H265ClipEncoder.encode(count: 60, width: 320, height: 180, fps: 15, keyInterval: 15)
+            let data = try await H265ClipEncoder.encode(count: 60, width: 320, height: 180, fps: 15, keyInterval: 15)
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-e2e-\(getpid())-\(UUID().uuidString).hevc").path
             #expect(FileManager.default.createFile(atPath: path, contents: Data(data)))
             defer { try? FileManager.default.removeItem(atPath: path) }

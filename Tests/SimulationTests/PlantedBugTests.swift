@@ -1,6 +1,7 @@
 import CallEngine
 import IPCWire
 import Testing
+import TestSupport
 @testable import Simulation
 
 /// A device engine with one rule broken on purpose: when it answers a call `busy` because it is in

@@ -1,5 +1,6 @@
 import CallEngine
 import Testing
+import TestSupport
 @testable import Simulation
 
 /// `--jobs`: a run split into independent worlds on their own threads (docs/simulation.md).

@@ -1,13 +1,18 @@
 import Camera
 import Foundation
 import Testing
+import TestSupport
 import WebRTCLink
 
 /// aiortc (PyPI), a WebRTC stack that is not GStreamer, as the app: it offers, our answerer
 /// answers, and it must decode the device's H.264. Installs aiortc with pip when it is missing;
 /// the test is skipped (with a loud message) only when that fails.
 enum Aiortc {
-    static let available: Bool = {
+    /// Whether aiortc imports (installing it once if not). Python's import takes seconds, pip
+    /// longer: the check runs on a thread of its own (`offThePool`), never on a cooperative thread.
+    static func isAvailable() async -> Bool { await offThePool { available } }
+
+    private static let available: Bool = {
         if canImport() { return true }
         print("[aiortc] not installed: trying `python3 -m pip install aiortc`")
         _ = run("/usr/bin/env", ["python3", "-m", "pip", "install", "--quiet", "aiortc"])
@@ -62,7 +67,7 @@ final class PeerOutput: @unchecked Sendable {
 }
 
 extension LoopbackLinkTests {
-    @Test(.enabled(if: Aiortc.available, "aiortc (PyPI) is needed"))
+    @Test(.enabled("aiortc (PyPI) is needed") { await Aiortc.isAvailable() })
     func anAiortcAppDecodesTheDevicesVideo() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

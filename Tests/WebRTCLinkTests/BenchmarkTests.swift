@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import WebRTCLink
 
 #if canImport(Glibc)
@@ -34,7 +35,7 @@ struct BenchmarkTests {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "gst-launch-1.0 -q " + description]
         try process.run()
-        process.waitUntilExit()
+        await offThePool { process.waitUntilExit() }
         let wall = (ContinuousClock.now - started)
         let encodeCPU = Self.cpuSeconds(RUSAGE_CHILDREN) - childrenBefore
         let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
