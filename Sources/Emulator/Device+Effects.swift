@@ -29,7 +29,7 @@ extension Device {
                 break  // the host keeps the timers
             case .startRinging(let sessionId):
                 log.log(.info, "ringing", device: devId, fields: [("session", sessionId)])
-                linkFactory.prepareWhileRinging(profile: profile)
+                linkFactory.prepareWhileRinging(profile: profile, devId: devId, sessionId: sessionId)
                 emit(.ringing(sessionId: sessionId))
             case .stopRinging(let sessionId):
                 emit(.ringingStopped(sessionId: sessionId))
@@ -42,6 +42,7 @@ extension Device {
             case .callEnded(let record):
                 callsEnded += 1
                 lastCall = record
+                linkFactory.callEnded(devId: devId, sessionId: record.sessionId)
                 var fields = [("session", record.sessionId), ("outcome", record.outcome.rawValue),
                               ("peers", record.peers.joined(separator: ","))]
                 if let reason = record.reason { fields.append(("reason", reason.rawValue)) }

@@ -58,6 +58,19 @@ public protocol DeviceLinkFactory: Sendable {
     func prepareWhileRinging(profile: DeviceProfile)
     /// Whether a new live-view link may take a process-wide slot (issue 11).
     var hasLiveViewRoom: Bool { get }
+    /// A call rings: get ready for its link (the real factory also builds the device's pipeline
+    /// for the call's offer, issue 24 item 6). Nothing may go on the wire before the offer.
+    func prepareWhileRinging(profile: DeviceProfile, devId: String, sessionId: String)
+    /// A call ended: whatever was prepared for its link and not used is torn down.
+    func callEnded(devId: String, sessionId: String)
+}
+
+extension DeviceLinkFactory {
+    public func prepareWhileRinging(profile: DeviceProfile, devId: String, sessionId: String) {
+        prepareWhileRinging(profile: profile)
+    }
+
+    public func callEnded(devId: String, sessionId: String) {}
 }
 
 /// The real links: webrtcbin answerers fed by `feeds` (one capture and encoder per camera and
@@ -76,12 +89,29 @@ public struct GStreamerDeviceLinks: DeviceLinkFactory {
     }
 
     public func makeLink(_ request: DeviceLinkRequest) throws -> any DeviceMediaLink {
-        try P2PLink(offer: request.offer, header: request.header, profile: request.profile, liveView: request.liveView,
-                    feeds: feeds, slots: slots, openedAtMs: request.nowMs)
+        // The pipeline built while this call rang, if any (a live view's offer finds none).
+        let prepared = feeds.preparedAnswers.take(devId: request.header.to, sessionId: request.header.sessionId)
+        do {
+            return try P2PLink(offer: request.offer, header: request.header, profile: request.profile, liveView: request.liveView,
+                               feeds: feeds, slots: slots, openedAtMs: request.nowMs, prepared: prepared)
+        } catch {
+            prepared?.close()
+            throw error
+        }
     }
 
     public func prepareWhileRinging(profile: DeviceProfile) {
         P2PLink.prepare(profile: profile, for: .seconds(30), feeds: feeds)
+    }
+
+    public func prepareWhileRinging(profile: DeviceProfile, devId: String, sessionId: String) {
+        prepareWhileRinging(profile: profile)
+        guard feeds.preparesWhileRinging else { return }
+        feeds.preparedAnswers.prepare(profile: profile, devId: devId, sessionId: sessionId)
+    }
+
+    public func callEnded(devId: String, sessionId: String) {
+        feeds.preparedAnswers.discard(devId: devId, sessionId: sessionId)
     }
 
     public var hasLiveViewRoom: Bool { slots.hasRoom }

@@ -67,7 +67,8 @@ final class P2PLink: DeviceMediaLink, Sendable {
 
     /// Builds the link; `start()` negotiates and starts sending.
     init(offer: SignalOffer, header: SignalHeader, profile: DeviceProfile, liveView: Bool = false,
-         feeds: VideoFeeds = .shared, slots: LiveViewSlots = .shared, openedAtMs: Int64) throws {
+         feeds: VideoFeeds = .shared, slots: LiveViewSlots = .shared, openedAtMs: Int64,
+         prepared: PreparedAnswerer? = nil) throws {
         self.liveView = liveView
         self.slots = slots
         self.openedAtMs = openedAtMs
@@ -82,7 +83,7 @@ final class P2PLink: DeviceMediaLink, Sendable {
 
         let (_, output) = Self.feedRequest(profile: profile, stream: offer.streamType)
         let media = SendMedia(video: output, videoInput: .h264AccessUnits)
-        let options = LinkOptions(iceServers: offer.iceServers.map {
+        let options = Self.linkOptions(iceServers: offer.iceServers.map {
             WebRTCLink.ICEServer(urls: $0.urls, username: $0.username ?? "", credential: $0.credential ?? "")
         })
         let box = LinkBox()
@@ -106,10 +107,16 @@ final class P2PLink: DeviceMediaLink, Sendable {
             dataChannel: { channel in box.link?.dataChannelOpened(channel) })
         answerer = try WebRTCAnswerer(
             offer: offer.sdp, media: media, options: options,
-            devices: LocalMediaDevices(profile: profile, sessionId: header.sessionId), events: events)
+            devices: LocalMediaDevices(profile: profile, sessionId: header.sessionId), events: events, prepared: prepared)
         sendsRTPVideo = answerer.plan.videoPayload != nil
         box.link = self
     }
+
+    /// The options of every device link: the offer's ICE servers, the rest default.
+    static func linkOptions(iceServers: [WebRTCLink.ICEServer]) -> LinkOptions { LinkOptions(iceServers: iceServers) }
+
+    /// Whether the link took a pipeline built while its call rang (`PreparedAnswers`).
+    var usesPreparedPipeline: Bool { answerer.usesPrepared }
 
     /// The camera and the size one of the profile's streams is sent at: the test pattern is drawn
     /// at exactly the stream's size; a V4L2 camera keeps its capture settings and is scaled to the

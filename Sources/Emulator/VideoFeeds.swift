@@ -46,9 +46,22 @@ public final class VideoFeeds: Sendable {
     /// The driver V4L2 cameras are opened through (`.system`; a test gives the fake driver).
     private let v4l2Driver: V4L2Driver
 
+    /// Device pipelines built while calls ring, for their offers (issue 24 item 6).
+    let preparedAnswers = PreparedAnswers()
+
     /// Feeds of their own (a test: its cameras behind a fake V4L2 driver, counts it owns).
-    public init(v4l2Driver: V4L2Driver = .system) {
+    /// `preparesWhileRinging`: a ringing call starts its feed and builds its device pipeline (as
+    /// `MediaPreparation.enable()` turns on for the process's shared feeds).
+    public init(v4l2Driver: V4L2Driver = .system, preparesWhileRinging: Bool = false) {
         self.v4l2Driver = v4l2Driver
+        state.withLock { $0.prepareOnRing = preparesWhileRinging }
+    }
+
+    /// Device pipelines prepared while calls rang: waiting now, and over the feeds' life built,
+    /// taken by an offer, discarded (the call ended without one, or expired).
+    public var preparedPipelines: (waiting: Int, built: Int, taken: Int, discarded: Int) {
+        let c = preparedAnswers.counts
+        return (c.waiting, c.built, c.used, c.discarded)
     }
 
     /// A running feed of `camera` sent at `output` (the size an encoder makes; ignored when the

@@ -59,7 +59,8 @@ public final class PreparedAnswerer: Sendable {
         }
     }
 
-    deinit { core.close() }
+    /// Not taken: the pipeline stops with its last reference (taken: the answerer owns it).
+    deinit { close() }
 
     /// The core, once, for an answerer whose offer needs exactly this pipeline; from then on its
     /// events and answer edit are the answerer's. nil when it does not fit, was taken or closed,

@@ -82,14 +82,14 @@ final class LinkHarness: @unchecked Sendable {
     /// Starts an answerer on `offer` (possibly edited by the test) and connects the two.
     func startAnswerer(
         offer: String, media: SendMedia, options: LinkOptions = loopbackOnly,
-        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil
+        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil, prepared: PreparedAnswerer? = nil
     ) async throws {
         let events = LinkEvents(
             localDescription: { [weak self] sdp in self?.lock.withLock { self?.answerSDP = sdp } },
             localCandidate: { [weak self] candidate in self?.fromAnswerer(candidate) },
             stateChanged: { [weak self] state in self?.lock.withLock { self?.answererStateLog.append((state, .now)) } },
             dataChannel: dataChannel)
-        let answerer = try WebRTCAnswerer(offer: offer, media: media, options: options, events: events)
+        let answerer = try WebRTCAnswerer(offer: offer, media: media, options: options, events: events, prepared: prepared)
         let pending: [ICECandidate] = lock.withLock {
             self.answerer = answerer
             defer { toAnswerer = [] }

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+import WebRTCLink
+
+/// Issue 24 item 6: the device's pipeline built before its offer (`PreparedAnswerer`).
+@Suite(.serialized)
+struct PreparedAnswererTests {
+    static let media = SendMedia(video: VideoFormat(width: 320, height: 240, fps: 30), videoInput: .h264AccessUnits)
+
+    /// Pushes access units until the app decoded `frames`, or 20 s passed.
+    private func stream(_ harness: LinkHarness, frames: Int) async throws {
+        let units = try await encodedAccessUnits(width: 320, height: 240, fps: 30, count: 60)
+        let answerer = try #require(harness.answerer)
+        var pts: Int64 = 0
+        var index = 0
+        let deadline = ContinuousClock.now + .seconds(20)
+        while harness.framesReceivedByOfferer < frames && ContinuousClock.now < deadline {
+            let unit = units[index % units.count]
+            answerer.pushH264AccessUnit(unit.bytes, ptsNanos: pts, isKeyFrame: unit.isKey)
+            index += 1
+            pts += 33_333_333
+            try await Task.sleep(for: .milliseconds(33))
+        }
+    }
+
+    @Test func anOfferThatFitsTakesThePreparedPipeline() async throws {
+        var prepared: PreparedAnswerer? = try PreparedAnswerer(media: Self.media, options: LinkHarness.loopbackOnly)
+        #expect(prepared?.isWaiting == true)
+        let harness = LinkHarness()
+        defer { harness.closeAll() }
+        let offer = try await harness.startOfferer()
+        try await harness.startAnswerer(offer: offer, media: Self.media, prepared: prepared)
+        let answerer = try #require(harness.answerer)
+        #expect(answerer.usesPrepared)
+        #expect(prepared?.isWaiting == false)
+        // Closing or dropping the prepared handle once taken leaves the link alone.
+        prepared?.close()
+        prepared = nil
+        try await stream(harness, frames: 30)
+        #expect(harness.framesReceivedByOfferer >= 30, "\(harness.diagnostics)")
+        #expect(harness.offererStates.contains(.connected), "\(harness.diagnostics)")
+        #expect(answerer.state == .connected)
+    }
+
+    @Test func anOfferThatDoesNotFitGetsItsOwnPipelineAndThePreparedOneStops() async throws {
+        let baseline = GStreamerRuntime.runningPipelineCount
+        let prepared = try PreparedAnswerer(media: Self.media, options: LinkHarness.loopbackOnly)
+        let harness = LinkHarness()
+        defer { harness.closeAll() }
+        // Payload type 102 for H.264: not what the prepared pipeline sends.
+        let offer = try await harness.startOfferer(configuration: OfferConfiguration(videoPayloadType: 102))
+        try await harness.startAnswerer(offer: offer, media: Self.media, prepared: prepared)
+        let answerer = try #require(harness.answerer)
+        #expect(!answerer.usesPrepared)
+        #expect(!prepared.isWaiting)
+        try await stream(harness, frames: 10)
+        #expect(harness.framesReceivedByOfferer >= 10, "\(harness.diagnostics)")
+        harness.closeAll()
+        #expect(try await waitUntil(seconds: 10) { GStreamerRuntime.runningPipelineCount <= baseline },
+                "\(GStreamerRuntime.runningPipelineCount) pipelines, \(baseline) before")
+    }
+
+    @Test func closedUnusedItStopsItsPipeline() async throws {
+        let baseline = GStreamerRuntime.runningPipelineCount
+        for _ in 0..<5 {
+            let prepared = try PreparedAnswerer(media: Self.media, options: LinkHarness.loopbackOnly)
+            #expect(GStreamerRuntime.runningPipelineCount >= baseline + 1)
+            prepared.close()
+            #expect(!prepared.isWaiting)
+        }
+        #expect(try await waitUntil(seconds: 10) { GStreamerRuntime.runningPipelineCount <= baseline },
+                "\(GStreamerRuntime.runningPipelineCount) pipelines, \(baseline) before")
+    }
+}
