@@ -26,6 +26,8 @@ extension BenchCommand {
         @Option(help: "Calls made first and not counted (the device's first link loads GStreamer's plugins).")
         var warmup: Int = 1
         @Option(help: "Seconds of video per call.") var seconds: Double = 3
+        @Option(help: "Seconds the device lets each call ring before it answers (0: at once, so the app's link is still being prepared at the answer; a person answers after seconds).")
+        var ringSeconds: Double = 0
         @Option(help: "Device profile (the main stream's size and rate are used).") var profile: String = "device-profiles/doorbell.yaml"
         @Option(help: "Instead of calls one after another: this many live-view links of the device streaming at once, added one at a time (the CPU curve), then measured together for --seconds.")
         var concurrent: Int?
@@ -46,6 +48,7 @@ extension BenchCommand {
             guard calls >= 1 else { throw ValidationError("--calls must be at least 1") }
             guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more") }
             guard seconds > 0.5 else { throw ValidationError("--seconds must be more than 0.5") }
+            guard ringSeconds >= 0, ringSeconds <= 10 else { throw ValidationError("--ring-seconds must be 0 to 10") }
         }
 
         func run() async throws {
@@ -62,7 +65,7 @@ extension BenchCommand {
             let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
             let device = Process()
             device.executableURL = URL(fileURLWithPath: exe)
-            device.arguments = ["run", "--profile", profile, "--broker", broker.url, "--answer", "answer:0", "--log-level", "warning"]
+            device.arguments = ["run", "--profile", profile, "--broker", broker.url, "--answer", "answer:\(ringSeconds)", "--log-level", "warning"]
             if let concurrent {
                 device.arguments? += ["--max-live-view", "\(concurrent)", "--live-view-limit", "\(concurrent)"]
             }

@@ -9,7 +9,8 @@ struct FirstFrameSteps {
     enum Step: String, CaseIterable {
         case answerToLinkOpened = "answer -> app link created"
         case linkOpenedToOffer = "link created -> offer made"
-        case offerToDeviceAnswer = "offer -> device's 302 answer"
+        case answerToOfferSent = "answer -> offer sent"
+        case offerToDeviceAnswer = "offer sent -> device's 302 answer"
         case deviceAnswerToConnected = "302 answer -> ICE+DTLS connected"
         case connectedToFirstCapture = "connected -> first frame captured"
         case captureToFirstDecode = "first frame captured -> decoded"
@@ -30,7 +31,8 @@ struct FirstFrameSteps {
         let steps: [(Step, Double?)] = [
             (.answerToLinkOpened, ms(answered, timeline.opened)),
             (.linkOpenedToOffer, ms(timeline.opened, timeline.offerMade)),
-            (.offerToDeviceAnswer, ms(timeline.offerMade, timeline.answerReceived)),
+            (.answerToOfferSent, ms(answered, timeline.offerSent)),
+            (.offerToDeviceAnswer, ms(timeline.offerSent ?? timeline.offerMade, timeline.answerReceived)),
             (.deviceAnswerToConnected, ms(timeline.answerReceived, timeline.connected)),
             (.connectedToFirstCapture, ms(timeline.connected, captured)),
             (.captureToFirstDecode, ms(captured, first)),
