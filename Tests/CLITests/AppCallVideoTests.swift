@@ -12,7 +12,7 @@ struct AppCallVideoTests {
 
     @Test("the device rings 3 s: the app's link is ready before the answer, and the video is decoded")
     func preparedBeforeTheAnswer() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", "answer:3"])
         #expect(await run.waitFor("is online"), "stdout: \(run.stdout)\nstderr: \(run.stderr)")
@@ -34,7 +34,7 @@ struct AppCallVideoTests {
 
     @Test("rejected after ringing: exit 3, and the link prepared while it rang is closed")
     func rejectedCallClosesThePreparedLink() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", "reject:1"])
         #expect(await run.waitFor("is online"), "stdout: \(run.stdout)\nstderr: \(run.stderr)")

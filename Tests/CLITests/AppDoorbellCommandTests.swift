@@ -42,7 +42,7 @@ struct AppDoorbellCommandTests {
 
     @Test("app wake: the battery doorbell falls asleep (dps --until 149=false), wake prints a latency of at least wakeLatency, a second wake finds it awake; no device: exit 6")
     func wake() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let path = try Self.profile("battery-doorbell.yaml", replacing: [("sleepAfter: 60 ", "sleepAfter: 2 ")])
         let run = try IPCEmuProcess(["run", "--profile", path, "--broker", broker.url])
@@ -76,7 +76,7 @@ struct AppDoorbellCommandTests {
 
     @Test("app dps: --set typed by the catalogue (147=30 an int; 146=1 the string \"1\", refused and reported back), --query IDS, --query all")
     func dataPoints() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let path = packageRootPath + "/device-profiles/battery-doorbell.yaml"
         let run = try IPCEmuProcess(["run", "--profile", path, "--broker", broker.url])
@@ -106,7 +106,7 @@ struct AppDoorbellCommandTests {
 
     @Test("app listen --answer accept --video: a press of the AC doorbell rings, is accepted, answered, heartbeats go, video frames arrive, --hangup-after stops it")
     func listenAcceptsDoorbell() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let path = packageRootPath + "/device-profiles/ac-doorbell.yaml"
         let run = try IPCEmuProcess(["run", "--profile", path, "--broker", broker.url, "--control", "127.0.0.1:0"])
@@ -142,7 +142,7 @@ struct AppDoorbellCommandTests {
 
     @Test("app listen --answer stop: the only household user declines (stop); the device's timeout follows (every user declined)")
     func listenDeclinesDoorbell() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let path = try Self.profile("ac-doorbell.yaml", replacing: [("household: [user-alice, user-bob]", "household: [user-alice]")])
         let run = try IPCEmuProcess(["run", "--profile", path, "--broker", broker.url, "--control", "127.0.0.1:0"])

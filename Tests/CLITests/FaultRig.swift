@@ -22,8 +22,8 @@ final class FaultRig: @unchecked Sendable {
     let profilePath: String
     var journalDirectory: String { directory.file("journal") }
 
-    init(broker: MosquittoBroker? = nil) throws {
-        self.broker = try broker ?? MosquittoBroker()
+    init(broker: MosquittoBroker? = nil) async throws {
+        if let broker { self.broker = broker } else { self.broker = try await startBroker() }
         directory = try TemporaryDirectory(prefix: "ipcemu-faults")
         profilePath = directory.file("doorbell.yaml")
         try Self.quickProfile().write(toFile: profilePath, atomically: true, encoding: .utf8)

@@ -13,7 +13,7 @@ import TestSupport
 struct FaultTests {
     @Test("broker killed for a moment during an answered call with video: the call survives, heartbeats resume, the video never stops")
     func brokerShortOutage() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device()
         let alice = try await rig.app()
         let sid = try await alice.answeredCall()
@@ -45,7 +45,7 @@ struct FaultTests {
 
     @Test("broker down longer than the heartbeat timeout: the call ends once on each side, nothing stale after the reconnect, the next call works")
     func brokerLongOutage() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device()
         let alice = try await rig.app()
         let sid = try await alice.answeredCall()
@@ -97,7 +97,7 @@ struct FaultTests {
     @Test("the device's MQTT connection reset during a call: it reconnects, the call and its video go on",
           .enabled(if: FaultRig.canDropConnections, "ss -K needs root"))
     func deviceLinkDropped() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device()
         let alice = try await rig.app()
         let sid = try await alice.answeredCall()
@@ -124,7 +124,7 @@ struct FaultTests {
 
     @Test("the app process killed mid-call (video flowing): the device ends the call exactly once and takes the next one")
     func appKilled() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device()
         let out = try await MessageCollector.start(broker: rig.broker, filters: ["smart/device/out/\(FaultRig.devId)"])
         let phone = try IPCEmuProcess([

@@ -111,7 +111,7 @@ struct FloodRunTests {
 
     @Test("2,000 refused messages a second: RSS flat, every refusal counted, log rate-limited, calls ring at their usual latency")
     func flood() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device(["--control", "127.0.0.1:0"], answer: "manual", journal: false)
         let control = try #require(await FaultRig.controlURL(run), "\(run.stdout)")
         let pid = run.process.processIdentifier

@@ -24,7 +24,7 @@ struct HostileInputRunTests {
 
     @Test("overflowing numbers and malformed SDP: the process stays up and still answers a call")
     func survives() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", "answer:0"])
         #expect(await run.waitFor("is online"), "stdout: \(run.stdout)\nstderr: \(run.stderr)")

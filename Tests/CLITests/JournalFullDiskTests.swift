@@ -21,7 +21,7 @@ struct JournalFullDiskTests {
     @Test("failed writes are counted in /metrics; after space returns the journal goes on and every line parses",
           .enabled(if: canMount, "mounting a tmpfs needs root"))
     func fullDisk() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let dir = rig.journalDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let mounted = FaultRig.shell("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir])

@@ -33,7 +33,7 @@ struct LifecycleTests {
 
     @Test("SIGTERM during a call: hang_up (reason shutdown) before offline; the journal has the ended call; the device's own offline status is retained before exit")
     func sigtermOrder() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory(prefix: "ipcemu-lifecycle")
         let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", "answer:0",
@@ -84,7 +84,7 @@ struct LifecycleTests {
 
     @Test("a taken --control port: exit non-zero naming the address, and the device never went online")
     func takenControlPort() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let taken = try SilentListener()
         let run = try await CLIRun.ipcemu(["run", "--profile", doorbell, "--broker", broker.url,
@@ -97,7 +97,7 @@ struct LifecycleTests {
 
     @Test("an unwritable --journal folder: exit non-zero naming it, and the device never went online")
     func unwritableJournal() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory(prefix: "ipcemu-lifecycle")
         // A folder under a plain file cannot be made, even by root.
@@ -112,7 +112,7 @@ struct LifecycleTests {
 
     @Test("a camera that cannot be opened: exit non-zero naming it, before the device is online")
     func missingCamera() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory(prefix: "ipcemu-lifecycle")
         let yaml = try String(contentsOfFile: doorbell, encoding: .utf8).replacingOccurrences(
@@ -128,7 +128,7 @@ struct LifecycleTests {
 
     @Test("past --shutdown-deadline the process exits anyway (status 1); a second SIGTERM exits at once")
     func deadlineAndSecondSignal() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         for second in [false, true] {
             let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url,
@@ -166,7 +166,7 @@ struct LifecycleTests {
 
     @Test("ipcemu fleet: a taken --control port is found before any device is online")
     func fleetTakenControlPort() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let taken = try SilentListener()
         let dir = try TemporaryDirectory(prefix: "ipcemu-lifecycle")

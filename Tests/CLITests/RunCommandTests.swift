@@ -21,7 +21,7 @@ struct RunCommandTests {
 
     @Test("SIGTERM during a call: the app gets hang_up (reason shutdown), status goes offline, exit 0 within 2 s")
     func sigtermDuringCall() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", "answer:0"])
         #expect(await run.waitFor("is online"), "stdout: \(run.stdout)\nstderr: \(run.stderr)")
@@ -88,7 +88,7 @@ struct RunCommandTests {
 
     @Test("the app call's exit code tells the outcome")
     func callExitCodes() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         for (policy, code, word) in [("reject", Int32(3), "rejected"), ("busy", 4, "busy"), ("ignore", 5, "not answered")] {
             let run = try IPCEmuProcess(["run", "--profile", doorbell, "--broker", broker.url, "--answer", policy])
@@ -112,7 +112,7 @@ struct RunCommandTests {
         #expect(await run.waitFor("connection refused", inStderr: true), "stderr: \(run.stderr)")
         #expect(run.process.isRunning)
         // The broker comes up on that port: the device connects.
-        let broker = try MosquittoBroker(MosquittoBroker.Configuration(port: port))
+        let broker = try await startBroker(MosquittoBroker.Configuration(port: port))
         defer { broker.stop() }
         #expect(await run.waitFor("connected broker=", inStderr: true, timeout: .seconds(15)), "stderr: \(run.stderr)")
         run.signal(SIGTERM)

@@ -26,14 +26,14 @@ struct ShutdownFaultTests {
 
     @Test("SIGTERM when idle: offline published, exit 0")
     func idle() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device()
         try await terminate(run, rig)
     }
 
     @Test("SIGTERM while an incoming call rings: the app gets reject (reason shutdown), exit 0")
     func ringing() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device(answer: "manual")
         let alice = try await rig.app()
         try await alice.app.startCall(devId: FaultRig.devId, timeoutSeconds: 10)
@@ -50,7 +50,7 @@ struct ShutdownFaultTests {
 
     @Test("SIGTERM during an answered call with video flowing: hang_up (reason shutdown), exit 0")
     func answeredWithVideo() async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try await rig.device()
         let alice = try await rig.app()
         let sid = try await alice.answeredCall()
@@ -70,7 +70,7 @@ struct ShutdownFaultTests {
     /// hangs (the offline publish waits, then stopping the broker waits 5 s for a process that
     /// cannot act on SIGTERM). The broker is killed when `body` returns.
     private func withFrozenTeardown(_ body: (IPCEmuProcess) async throws -> Void) async throws {
-        let rig = try FaultRig()
+        let rig = try await FaultRig()
         let run = try IPCEmuProcess(["run", "--profile", rig.profilePath, "--shutdown-deadline", "5"])
         #expect(await run.waitFor("is online", timeout: .seconds(15)), "\(run.stdout)\n\(run.stderr.suffix(1000))")
         let brokers = FaultRig.children(of: run.process.processIdentifier, named: "mosquitto")

@@ -59,7 +59,7 @@ final class ControlFixture: @unchecked Sendable {
 
     init(edit: (inout DeviceProfile) -> Void = { _ in }, phone withPhone: Bool = false, token: String? = nil,
          feeds: VideoFeeds = .shared) async throws {
-        broker = try MosquittoBroker()
+        broker = try await startBroker()
         var p = try DeviceProfile.load(path: packageRootPath + "/device-profiles/doorbell.yaml")
         edit(&p)
         profile = p

@@ -48,7 +48,7 @@ final class CallHarness: @unchecked Sendable {
     ///   - feeds: where the device's video comes from (a test's own, e.g. behind a fake V4L2 driver).
     init(profile name: String = "doorbell.yaml", edit: (inout DeviceProfile) -> Void = { _ in },
          feeds: VideoFeeds = .shared) async throws {
-        broker = try MosquittoBroker()
+        broker = try await startBroker()
         var p = try DeviceProfile.load(path: Self.repoRoot + "/device-profiles/" + name)
         edit(&p)
         profile = p

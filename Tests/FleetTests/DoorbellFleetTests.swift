@@ -16,7 +16,7 @@ struct DoorbellFleetTests {
 
     @Test("30 battery doorbells sleep after sleepAfter (their idle timers in the fleet's heap); a wake storm wakes 10 after wakeLatency; they sleep again")
     func sleepAndWakeStorm() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let profile = try DeviceProfile.load(path: Self.template)
         let plan = try FleetPlan(groups: [.init(profile: profile, count: 30)])
@@ -56,7 +56,7 @@ struct DoorbellFleetTests {
 
     @Test("ipcemu fleet --sleep-after: power lines count asleep devices; fleet-faults --wake N and --wake-rate wake them through the control API, timed by the fleet")
     func fleetFaultsWake() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let port = try freeLoopbackPort()
         let fleet = try IPCEmuProcess(["fleet", "--profile", "\(Self.template):40", "--broker", broker.url, "--json",

@@ -61,7 +61,8 @@ struct FleetBrokerListTests {
 struct FleetBrokersCommandTests {
     @Test("60 devices in 3 processes over 3 brokers from 127.0.0.2 and 127.0.0.3: each broker holds exactly its hashed devices, each device from its address; SIGTERM sends all offline")
     func threeBrokersTwoSourceAddresses() async throws {
-        let brokers = try (0..<3).map { _ in try MosquittoBroker() }
+        var brokers: [MosquittoBroker] = []
+        for _ in 0..<3 { brokers.append(try await startBroker()) }
         defer { for b in brokers { b.stop() } }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "hb-{index:4}")

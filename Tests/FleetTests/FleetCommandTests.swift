@@ -8,7 +8,7 @@ import TestSupport
 struct FleetCommandTests {
     @Test("Two shards started with the same arguments hold disjoint devices whose union is the one-process fleet; SIGTERM sends them offline")
     func shardsDisjointAndComplete() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "shard-{index:3}")
@@ -34,7 +34,7 @@ struct FleetCommandTests {
 
     @Test("A fleet bigger than one process may hold runs as workers under one supervisor: one summary, all online, SIGTERM ends them all")
     func workers() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "wrk-{index:4}")
@@ -58,7 +58,7 @@ struct FleetCommandTests {
 
     @Test("Running out of descriptors is reported with what was needed and the limit: no crash, no log flood, SIGTERM still works")
     func descriptorsRunOut() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "fd-{index:4}")
@@ -93,7 +93,7 @@ struct FleetCommandTests {
 
     @Test("ipcemu fleet-faults: a reconnect storm from the CLI; every device goes offline (its will) and comes back")
     func fleetFaultsCommand() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "ff-{index:3}")

@@ -25,7 +25,7 @@ struct FleetInProcessTests {
 
     @Test("100 devices from two templates come online; calls to random devices are answered per policy; stop sends every one offline")
     func mixedFleetAnswersCalls() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let presence = try await Presence(broker: broker)
         defer { presence.close() }
@@ -78,7 +78,7 @@ struct FleetInProcessTests {
 
     @Test("Reconnect storm: every device drops its MQTT connection and all of them come back, with jitter")
     func reconnectStorm() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let fleet = try makeFleet(broker, groups: [.init(profile: try doorbellTemplate(prefix: "storm"), count: 80)])
         let report = await fleet.start()
@@ -103,7 +103,7 @@ struct FleetInProcessTests {
 
     @Test("Fleet-wide faults log one summary line per action; each device's lines are debug")
     func fleetFaultsLogOneLinePerAction() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let path = dir.path + "/fleet.log"
@@ -140,7 +140,7 @@ struct FleetInProcessTests {
         var users: [String: String] = [:]
         for i in 0..<20 { users[String(format: "cred-%04d", i)] = "pw-\(i)-secret" }
         users["watcher"] = "watch"
-        let broker = try MosquittoBroker(MosquittoBroker.Configuration(users: users))
+        let broker = try await startBroker(MosquittoBroker.Configuration(users: users))
         defer { broker.stop() }
         var template = try doorbellTemplate(prefix: "cred")
         template.broker.username = "{devId}"
@@ -159,7 +159,7 @@ struct FleetInProcessTests {
 
     @Test("Control plane: /api/devices paged and filtered, /metrics aggregated, fleet faults, one journal file with every devId")
     func controlPlane() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         var door = try doorbellTemplate(prefix: "ctl")

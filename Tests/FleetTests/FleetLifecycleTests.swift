@@ -9,7 +9,7 @@ import TestSupport
 struct FleetLifecycleTests {
     @Test("SIGTERM to a supervised fleet with --control and --journal: every device offline, journals closed, exit 0")
     func sigtermWithControlAndJournal() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "lc-{index:4}")
@@ -34,7 +34,7 @@ struct FleetLifecycleTests {
 
     @Test("a worker killed under the supervisor ends the fleet in order: the others go offline cleanly, exit 0")
     func workerDeathShutsDown() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "wd-{index:4}")

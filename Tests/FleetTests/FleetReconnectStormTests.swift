@@ -80,7 +80,8 @@ final class PresenceCounts: Sendable {
 struct FleetReconnectStormTests {
     @Test("300 devices over 2 brokers: every connection dropped at once (every will published), all back online paced per broker, each device's online status seen again, none lost")
     func stormOverTwoBrokers() async throws {
-        let brokers = try (0..<2).map { _ in try MosquittoBroker() }
+        var brokers: [MosquittoBroker] = []
+        for _ in 0..<2 { brokers.append(try await startBroker()) }
         defer { for b in brokers { b.stop() } }
         let plan = try FleetPlan(groups: [.init(profile: try doorbellTemplate(prefix: "rs"), count: 300)])
         var options = Fleet.Options(connection: brokers[0].clientOptions(clientID: "fleet"), window: 16)
@@ -117,7 +118,7 @@ struct FleetReconnectStormTests {
 
     @Test("SIGUSR1 to ipcemu fleet with a worker: a storm in both processes, each says when all its devices are back")
     func signalReachesWorkers() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "sig-{index:4}")

@@ -14,7 +14,7 @@ import TestSupport
 struct FleetRefusalReplyTests {
     @Test("20 stray events from one sender to a fleet device: 5 stops per started second, the rest counted; its neighbour unaffected")
     func perSenderInFleet() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         let plan = try FleetPlan(groups: [.init(profile: doorbellTemplate(prefix: "limit"), count: 2)])
         let fleet = try Fleet(plan: plan, positions: 0..<plan.total,

@@ -19,7 +19,7 @@ struct FleetSharedVideoTests {
 
     @Test("two fleet devices in calls stream one shared encoder's access units; each stream's counter has no gaps")
     func devicesShareOneEncoder() async throws {
-        let broker = try MosquittoBroker()
+        let broker = try await startBroker()
         defer { broker.stop() }
         var door = try doorbellTemplate(prefix: "fvid")
         door.behaviour.answerPolicy = .answer(afterSeconds: 0)

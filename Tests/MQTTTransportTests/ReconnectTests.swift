@@ -18,7 +18,7 @@ struct ReconnectTests {
         #expect(await eventually { states.snapshot.contains(refused) })
         #expect(await eventually { client.counters.connectAttempts >= 2 })  // it keeps retrying
 
-        let broker = try MosquittoBroker(MosquittoBroker.Configuration(port: port))
+        let broker = try await startBroker(MosquittoBroker.Configuration(port: port))
         defer { broker.stop() }
         #expect(await client.waitUntilConnected(timeout: .seconds(15)))
         #expect(client.counters.reconnects == 0)  // first successful connection
