@@ -41,21 +41,18 @@ public actor Device {
     public nonisolated var mediaStore: DeviceMediaStore {
         madeMediaStore.withLock { made in
             if let made { return made }
-            let store = DeviceMediaStore(devId: devId, root: mediaRoot ?? DeviceMediaStore.defaultRoot, clock: clock)
+            let store = DeviceMediaStore(devId: devId, root: runtime.mediaRoot ?? DeviceMediaStore.defaultRoot, clock: clock)
             made = store
             return store
         }
     }
     private nonisolated let madeMediaStore = Mutex<DeviceMediaStore?>(nil)
-    /// Where `mediaStore` keeps its folder (nil: `DeviceMediaStore.defaultRoot`).
-    private nonisolated let mediaRoot: String?
     /// PROTOCOL.md 8.8: the pushes of each press (nil without `push.url` or `push.apnsDir`).
     nonisolated let pushes: PushSender?
     /// PROTOCOL.md 9.4: on Tuya's cloud, the wire as the SDK writes it and the product's schema.
     public nonisolated let cloud: DeviceCloudOptions?
     private var opener: PayloadOpener
     var sealer: PayloadSealer
-    private var metaSealer: PayloadSealer
     private(set) var connected = false
     /// Connected, subscribed, and presence published.
     private var ready = false
@@ -116,15 +113,15 @@ public actor Device {
                 clock: any EngineClock = SystemClock(), feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil,
                 mediaRoot: String? = nil) throws {
         try self.init(profile: profile, template: template, connection: connection, eventLoop: eventLoop,
-                      runtime: DeviceRuntime(log: log, clock: clock, timers: timers, feeds: feeds, links: links),
-                      mediaRoot: mediaRoot)
+                      runtime: DeviceRuntime(log: log, clock: clock, timers: timers, feeds: feeds, links: links,
+                                             mediaRoot: mediaRoot))
     }
 
     /// A device on a runtime it shares with others (a fleet's devices share one).
     init(profile: DeviceProfile, template: DeviceTemplate?, connection: MQTTClientOptions, eventLoop: MQTTEventLoop?,
-         runtime: DeviceRuntime, mediaRoot: String? = nil) throws {
+         runtime: DeviceRuntime) throws {
         let client = try MQTTClient(options: Self.clientOptions(profile: profile, connection: connection), eventLoop: eventLoop)
-        try self.init(profile: profile, template: template, transport: client, runtime: runtime, mediaRoot: mediaRoot)
+        try self.init(profile: profile, template: template, transport: client, runtime: runtime)
     }
 
     /// Creates the device on a transport of the caller's (issue 9: a unit test drives a device
@@ -136,12 +133,13 @@ public actor Device {
                 feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil, mediaRoot: String? = nil,
                 cloud: DeviceCloudOptions? = nil) throws {
         try self.init(profile: profile, template: template, transport: transport,
-                      runtime: DeviceRuntime(log: log, clock: clock, timers: timers, feeds: feeds, links: links),
-                      mediaRoot: mediaRoot, cloud: cloud)
+                      runtime: DeviceRuntime(log: log, clock: clock, timers: timers, feeds: feeds, links: links,
+                                             mediaRoot: mediaRoot),
+                      cloud: cloud)
     }
 
     init(profile: DeviceProfile, template: DeviceTemplate?, transport: any MessageTransport, runtime: DeviceRuntime,
-         mediaRoot: String? = nil, cloud: DeviceCloudOptions? = nil) throws {
+         cloud: DeviceCloudOptions? = nil) throws {
         self.runtime = runtime
         self.cloud = cloud
         let shared = try template.flatMap { $0.isTemplate(of: profile) ? $0 : nil } ?? DeviceTemplate(profile)
@@ -156,7 +154,6 @@ public actor Device {
         powerConfig.devId = devId
         self.power = PowerMachine(config: powerConfig)
         self.powerTimers = ScheduledTimers(context: runtime.context)
-        self.mediaRoot = mediaRoot
         self.pushes = profile.push.isEnabled
             ? PushSender(configuration: PushConfiguration(url: profile.push.url, apnsDir: profile.push.apnsDir),
                          log: runtime.log, clock: runtime.context.clock, scheduler: runtime.context.scheduler) : nil
@@ -169,7 +166,6 @@ public actor Device {
             sealer.pv22FromByteOrder = .littleEndian
             opener.pv22FromAcceptance = .eitherOrder
         }
-        self.metaSealer = try PayloadSealer(mode: .plain, localKey: key, from: SealHeader.deviceFrom)
         self.client = transport
     }
 
@@ -463,6 +459,8 @@ public actor Device {
     /// low-power device.
     func publishMeta() {
         do {
+            // Plain: the meta's sealer keeps no state (made here rather than kept in every device).
+            var metaSealer = try PayloadSealer(mode: .plain, localKey: "", from: SealHeader.deviceFrom)
             let meta = try metaSealer.seal(profile.meta(awake: power.isAwake).envelope(t: clock.nowSeconds()))
             try client.publish(topic: metaTopic, payload: meta, qos: 1, retain: true)
         } catch {

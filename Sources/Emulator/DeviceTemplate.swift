@@ -52,7 +52,8 @@ public final class DeviceTemplate: Sendable {
 }
 
 /// What a device runs on that is the same for every device of a fleet: the engine context (its
-/// clock and timer scheduler), the video feeds, the link factory and the event log, held once by
+/// clock and timer scheduler), the video feeds, the link factory, the event log and the media
+/// folder, held once by
 /// reference (docs/fleet.md "Memory per device": five existentials and references were 136 bytes
 /// inline in every device). A fleet makes one for all its devices; a device made alone makes its
 /// own.
@@ -61,16 +62,19 @@ public final class DeviceRuntime: Sendable {
     let feeds: VideoFeeds
     let linkFactory: any DeviceLinkFactory
     let log: EventLog
+    /// Where a device's media store keeps its folder (nil: `DeviceMediaStore.defaultRoot`).
+    let mediaRoot: String?
 
     /// - Parameters:
     ///   - timers: nil: `TimerScheduler.shared`.
     ///   - links: nil: the real GStreamer links on `feeds`.
     public init(log: EventLog = EventLog(), clock: any EngineClock = SystemClock(), timers: (any TimerScheduling)? = nil,
-                feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil) {
+                feeds: VideoFeeds = .shared, links: (any DeviceLinkFactory)? = nil, mediaRoot: String? = nil) {
         self.context = EngineContext(clock: clock, scheduler: timers ?? TimerScheduler.shared)
         self.feeds = feeds
         self.linkFactory = links ?? GStreamerDeviceLinks(feeds: feeds)
         self.log = log
+        self.mediaRoot = mediaRoot
     }
 }
 

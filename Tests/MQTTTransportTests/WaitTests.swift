@@ -74,4 +74,26 @@ struct WaitTests {
         #expect(b.options == options("b"))
         #expect(c.options == other)
     }
+
+    @Test("The subscription list keeps order, updates QoS in place and forgets a removed filter")
+    func subscriptionList() {
+        var list = SubscriptionList()
+        #expect(list.entries.isEmpty)
+        list.set("a", qos: 1)
+        list.set("b", qos: 0)
+        list.set("c", qos: 1)
+        list.set("a", qos: 2)
+        #expect(list.entries.map(\.filter) == ["a", "b", "c"])
+        #expect(list.qos(of: "a") == 2)
+        #expect(list.qos(of: "z") == nil)
+        list.remove("a")
+        #expect(list.entries.map(\.filter) == ["b", "c"])
+        list.remove("c")
+        list.remove("b")
+        #expect(list.entries.isEmpty)
+        list.set("d", qos: 1)
+        var seen: [String] = []
+        list.forEach { seen.append($0.filter) }
+        #expect(seen == ["d"])
+    }
 }

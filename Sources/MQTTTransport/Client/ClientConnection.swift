@@ -27,7 +27,7 @@ final class ClientConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     var lifecycle = ConnectionLifecycle.idle
     private(set) var state: MQTTConnectionState = .disconnected(reason: "not connected yet")
-    private var subscriptions: [(filter: String, qos: Int32)] = []
+    private var subscriptions = SubscriptionList()
     private var counters = MQTTClientCounters()
     private var socketClosed = false
     private var flushPending = false
@@ -184,7 +184,7 @@ final class ClientConnection: @unchecked Sendable {
 
     var currentState: MQTTConnectionState { mutex.withLock { _ in state } }
     var currentCounters: MQTTClientCounters { mutex.withLock { _ in counters } }
-    var currentSubscriptions: [String] { mutex.withLock { _ in subscriptions.map(\.filter) } }
+    var currentSubscriptions: [String] { mutex.withLock { _ in subscriptions.entries.map(\.filter) } }
 
     func setMessageHandler(_ handler: (@Sendable (MQTTMessage) -> Void)?) {
         mutex.withLock { _ in messageHandler = handler }
@@ -269,16 +269,12 @@ final class ClientConnection: @unchecked Sendable {
         guard let mosq else { throw .closed }
         guard (0...2).contains(qos) else { throw .subscribeFailed("QoS \(qos) is not 0, 1 or 2") }
         guard mosquitto_sub_topic_check(filter) == mosqSuccess else { throw .invalidTopic(filter) }
-        if let index = subscriptions.firstIndex(where: { $0.filter == filter }) {
-            if joiningUnanswered, subscriptions[index].qos == Int32(qos), state == .connected,
-                waiters?.subscribeMids.values.contains(filter) == true
-            {
-                return
-            }
-            subscriptions[index].qos = Int32(qos)
-        } else {
-            subscriptions.append((filter, Int32(qos)))
+        if joiningUnanswered, subscriptions.qos(of: filter) == Int32(qos), state == .connected,
+            waiters?.subscribeMids.values.contains(filter) == true
+        {
+            return
         }
+        subscriptions.set(filter, qos: Int32(qos))
         // Not connected: remembered, and sent with the others after the next CONNACK.
         guard state == .connected else { return }
         var mid: Int32 = 0
@@ -293,7 +289,7 @@ final class ClientConnection: @unchecked Sendable {
     func unsubscribe(_ filter: String) throws(MQTTError) {
         try locked { (mosq) throws(MQTTError) in
             guard let mosq else { throw .closed }
-            subscriptions.removeAll { $0.filter == filter }
+            subscriptions.remove(filter)
             guard state == .connected else { return }
             let rc = mosquitto_unsubscribe(mosq, nil, filter)
             if rc != mosqSuccess && rc != mosqNoConnection {
@@ -509,7 +505,7 @@ final class ClientConnection: @unchecked Sendable {
             return
         }
         lifecycle = .connected(attempt)
-        for subscription in subscriptions {
+        subscriptions.forEach { subscription in
             var mid: Int32 = 0
             if mosquitto_subscribe(handle, &mid, subscription.filter, subscription.qos) == mosqSuccess {
                 waiterTable().subscribeMids[mid] = subscription.filter
