@@ -62,7 +62,8 @@ extension EndToEnd {
                     let builtBefore = feeds.preparedPipelines.built
                     // A ring timeout of 1 s for the third kind; the others end by hand.
                     let sid = try await alice.startCall(devId: h.devId, timeoutSeconds: ending == 2 ? 1 : 20)
-                    #expect(await events.first(within: .seconds(5)) { $0.receivedEvent(.ring) } != nil)
+                    // The device rings this call (not an event of an earlier one).
+                    #expect(await VideoCall.until(.seconds(5)) { await h.device.status.phase == .ringingIncoming }, "round \(round)")
                     if round < 6, ending != 2 {
                         // Ends once the pipeline is ready (the first rounds) or while it may still be built.
                         #expect(await VideoCall.until(.seconds(20)) { feeds.preparedPipelines.built == builtBefore + 1 })
