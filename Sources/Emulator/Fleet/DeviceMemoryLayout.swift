@@ -28,7 +28,7 @@ package enum DeviceMemoryLayout {
             ("in DeviceActivity: P2PLinkRules", MemoryLayout<P2PLinkRules>.stride),
             ("in the Device: DoorbellCounters", MemoryLayout<DoorbellCounters>.stride),
             ("in DeviceActivity: RefusalReplyLimiter", MemoryLayout<RefusalReplyLimiter>.stride),
-            ("in the MQTT client: MQTTClientOptions", MemoryLayout<MQTTClientOptions>.stride),
+            ("not in the MQTT client: MQTTClientOptions (shared per broker: ClientSettings)", MemoryLayout<MQTTClientOptions>.stride),
         ]
         return parts.sorted { $0.1 > $1.1 }
     }
