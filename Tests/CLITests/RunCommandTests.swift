@@ -140,8 +140,11 @@ struct RunCommandTests {
         #expect(first?.contains("(n=2)") == true, "\(run.stdout)")
         // Every step of both calls' links was seen, in order: the offer before the device's answer,
         // that before the link connected, and the first frame decoded after it was captured.
-        for step in ["answer -> app link created", "link created -> offer made", "offer -> device's 302 answer",
-                     "302 answer -> ICE+DTLS connected", "connected -> first frame captured", "first frame captured -> decoded"] {
+        for step in ["answer -> app link created", "link created -> offer made", "answer -> offer sent",
+                     "offer sent -> device's 302 answer", "302 answer -> ICE+DTLS connected",
+                     "connected -> first frame captured", "first frame captured -> decoded",
+                     "connected -> first video packet", "first packet -> receive branch linked",
+                     "receive branch linked -> decoded"] {
             let line = lines.first { $0.contains(step) }
             #expect(line?.hasSuffix("(n=2)") == true, "\(step): \(run.stdout)")
             // Two steps may be negative: the first frame sent can be captured before the link
