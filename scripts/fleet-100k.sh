@@ -4,14 +4,16 @@
 # limit needs, worker processes as it needs), then prints: the fleet's online line (time, RSS per
 # device summed over its processes), a reconnect storm (SIGUSR1; each process's "back online"
 # note), and SIGTERM -> all offline (the stopped line) and the exit.
-# Usage: scripts/fleet-100k.sh [IPCEMU_BINARY] [DEVICES]   (default .build-fleet/release/ipcemu 100000)
+# Usage: scripts/fleet-100k.sh [IPCEMU_BINARY] [DEVICES] [FLEET OPTIONS...]
+#        (default .build-fleet/release/ipcemu 100000; options go to `ipcemu fleet`, e.g. --connect-window 128)
 set -euo pipefail
 bin="${1:-.build-fleet/release/ipcemu}"
 devices="${2:-100000}"
+shift $(( $# < 2 ? $# : 2 ))
 out="$(mktemp "${TMPDIR:-/tmp}/fleet-100k.XXXXXX")"
 ulimit -n "$(ulimit -Hn)"
 start=$(date +%s.%N)
-"$bin" fleet --profile "device-profiles/doorbell.yaml:$devices" --answer answer --json --log-level error > "$out" &
+"$bin" fleet --profile "device-profiles/doorbell.yaml:$devices" --answer answer --json --log-level error "$@" > "$out" &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null || true' EXIT
 wait_for() {  # wait_for PATTERN COUNT TIMEOUT
