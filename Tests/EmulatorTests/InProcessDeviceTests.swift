@@ -94,7 +94,8 @@ private func first<Event: Sendable>(_ stream: AsyncStream<Event>, _ match: @esca
             return nil
         }
         group.addTask {
-            try? await Task.sleep(for: .seconds(5))
+            // Only a failure waits this long; under a parallel swift test tasks have resumed 8 s late.
+            try? await Task.sleep(for: .seconds(30))
             return nil
         }
         let result = await group.next() ?? nil

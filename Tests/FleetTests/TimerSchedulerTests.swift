@@ -47,15 +47,17 @@ struct TimerSchedulerTests {
         // 5,000 start-up timeouts an hour away, as a fleet's devices arm while they connect ...
         var tokens: [TimerScheduler.Token] = []
         for _ in 0..<5000 { tokens.append(scheduler.schedule(atMs: now + 3_600_000, nowMs: now) { fired.withLock { $0.append(-1) } }) }
-        for (i, delay) in [40, 20].enumerated() {
-            scheduler.schedule(atMs: now + Int64(delay), nowMs: now) { fired.withLock { $0.append(i) } }
+        // Seconds away, so that none is due before the count below even on a starved machine.
+        let live = WallClock.nowMs()
+        for (i, delay) in [2_000, 1_000].enumerated() {
+            scheduler.schedule(atMs: live + Int64(delay), nowMs: live) { fired.withLock { $0.append(i) } }
         }
         // ... each cancelled as its device comes online.
         for token in tokens { scheduler.cancel(token) }
         #expect(scheduler.pendingCount == 2)
         #expect(scheduler.heapCount <= 2 * 2 + TimerScheduler.compactionSlack)
-        scheduler.schedule(atMs: now + 100, nowMs: now) { fired.withLock { $0.append(99) } }
-        #expect(await eventually(timeout: .seconds(5)) { fired.snapshot.last == 99 })
+        scheduler.schedule(atMs: live + 3_000, nowMs: WallClock.nowMs()) { fired.withLock { $0.append(99) } }
+        #expect(await eventually(timeout: .seconds(30)) { fired.snapshot.last == 99 })
         #expect(fired.snapshot == [1, 0, 99])
     }
 
