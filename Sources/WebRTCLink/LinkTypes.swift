@@ -1,4 +1,5 @@
 // Values the WebRTC link API takes and reports (PROTOCOL.md section 4). Plain Sendable values.
+import IPCWire
 
 /// A STUN or TURN server from the 302 offer's `token` list.
 public struct ICEServer: Sendable, Hashable {
@@ -14,18 +15,8 @@ public struct ICEServer: Sendable, Hashable {
     }
 }
 
-/// Size and rate of a video stream.
-public struct VideoFormat: Sendable, Hashable {
-    public var width: Int
-    public var height: Int
-    public var fps: Int
-
-    public init(width: Int, height: Int, fps: Int) {
-        self.width = width
-        self.height = height
-        self.fps = fps
-    }
-}
+/// Size and rate of a video stream: the profile's stream format (one type for both).
+public typealias VideoFormat = VideoStreamFormat
 
 public enum AudioCodec: String, Sendable, Hashable {
     /// G.711 A-law, 8 kHz mono (static payload type 8).

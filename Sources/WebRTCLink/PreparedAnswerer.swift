@@ -33,14 +33,7 @@ public final class PreparedAnswerer: Sendable {
         baseOptions = base
         self.media = media
         self.devices = devices
-        let encoderFactory: String?
-        if media.videoInput == .h264AccessUnits {
-            encoderFactory = nil
-        } else {
-            try GStreamerRuntime.start()
-            encoderFactory = PipelineDescriptions.encoderFactory(
-                for: media.encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
-        }
+        let encoderFactory = try WebRTCAnswerer.encoderFactory(for: media)
         let layout = WebRTCAnswerer.PipelineLayout(
             plan: Self.typicalPlan, media: media, devices: devices, options: base, encoderFactory: encoderFactory)
         self.layout = layout

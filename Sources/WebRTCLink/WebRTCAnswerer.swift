@@ -96,13 +96,7 @@ public final class WebRTCAnswerer: Sendable {
         self.offer = offer
         self.options = options
         self.devices = devices
-        if media.videoInput == .h264AccessUnits {
-            encoderFactory = nil
-        } else {
-            try GStreamerRuntime.start()
-            encoderFactory = PipelineDescriptions.encoderFactory(
-                for: media.encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
-        }
+        encoderFactory = try Self.encoderFactory(for: media)
         layout = PipelineLayout(plan: plan, media: media, devices: devices, options: options, encoderFactory: encoderFactory)
         let edit = Self.answerEdit(plan: plan)
         if let prepared, let core = prepared.take(for: layout, media: media, devices: devices, options: options,
@@ -263,4 +257,14 @@ public final class WebRTCAnswerer: Sendable {
     /// Stops the pipeline and reports `.closed`. Idempotent. Synchronous, except from inside one of
     /// this link's callbacks, where the teardown completes just after.
     public func close() { core.close() }
+}
+
+extension WebRTCAnswerer {
+    /// The encoder element for `media`: none when the input is already H.264 access units, else the
+    /// Pi's hardware encoder when GStreamer has it, else x264 (the answerer and a prepared one alike).
+    static func encoderFactory(for media: SendMedia) throws(WebRTCLinkError) -> String? {
+        guard media.videoInput != .h264AccessUnits else { return nil }
+        try GStreamerRuntime.start()
+        return PipelineDescriptions.encoderFactory(for: media.encoder, hardwareAvailable: GStreamerRuntime.hasElement("v4l2h264enc"))
+    }
 }
