@@ -295,7 +295,8 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport", "CameraTestSupport"]
+            dependencies: ["Emulator", "AppSimulator", "DeviceProfile", "IPCWire", "TestSupport", "CameraTestSupport",
+                           .product(name: "Logging", package: "swift-log")]
         ),
     ]
 )

@@ -13,7 +13,10 @@ extension EndToEnd {
     struct HEVCClip {
         @Test("an H.265 clip of the stamped pattern: every segment decoded, every stamp read, no encoder", .timeLimit(.minutes(8)))
         func clipCall() async throws {
-            let data = try await H265ClipEncoder.encode(count: 60, width: 320, height: 180, fps: 15, keyInterval: 15)
+            let units = try await H265ClipEncoder.encodeAccessUnits(count: 60, width: 320, height: 180, fps: 15, keyInterval: 15)
+            // A short encode would make a clip that loops early or does not open: named here.
+            try #require(units.count == 60, "x265 gave \(units.count) access units of 60")
+            let data = units.reduce(into: [UInt8]()) { $0 += $1 }
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("ipcemu-e2e-\(getpid())-\(UUID().uuidString).hevc").path
             #expect(FileManager.default.createFile(atPath: path, contents: Data(data)))
             defer { try? FileManager.default.removeItem(atPath: path) }

@@ -14,7 +14,10 @@ enum HEVCStreamCheck {
         try await alice.startCall(devId: h.devId, timeoutSeconds: 10)
         #expect(await events.first { $0.receivedEvent(.answer) } != nil)
         let sid = try await alice.openVideo(hevc: true)
-        #expect(await EndToEnd.VideoCall.until(.seconds(25)) { (await alice.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= frames })
+        let decoded = await EndToEnd.VideoCall.until(.seconds(25)) { (await alice.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= frames }
+        if !decoded {
+            Issue.record("fewer than \(frames) frames decoded in 25 s:\n\(await h.videoDiagnosis(alice, sessionId: sid))")
+        }
         let report = try #require(await alice.hevcReport(sessionId: sid))
         #expect(report.initializationSegments == 1 && report.initializationSizes == ["hvc1 320x180"])
         #expect(report.errors == 0, "\(report.errorTexts)")

@@ -37,6 +37,8 @@ final class CallHarness: @unchecked Sendable {
     private let appList = Collected<[AppUser]>([])
 
     static let quietLog = EventLog(minimumLevel: .error)
+    /// What the device and the apps logged at info and above (errors also go to stderr).
+    let log: RecordedLog
     /// The raw client's `from` in pv2.x headers (an app value: 2^31 + something).
     static let rawFrom: UInt32 = 0x8000_0000 | 0x00C0_FFEE
 
@@ -48,6 +50,7 @@ final class CallHarness: @unchecked Sendable {
     ///   - feeds: where the device's video comes from (a test's own, e.g. behind a fake V4L2 driver).
     init(profile name: String = "doorbell.yaml", edit: (inout DeviceProfile) -> Void = { _ in },
          feeds: VideoFeeds = .shared) async throws {
+        log = RecordedLog()
         broker = try await startBroker()
         var p = try DeviceProfile.load(path: Self.repoRoot + "/device-profiles/" + name)
         edit(&p)
@@ -58,7 +61,7 @@ final class CallHarness: @unchecked Sendable {
         raw = try MQTTClient(options: broker.clientOptions(clientID: "qa-raw-\(UInt32.random(in: 0...UInt32.max))"))
         raw.connect()
         rawSealer = Collected(try PayloadSealer(mode: p.security, localKey: p.identity.localKey, from: Self.rawFrom))
-        device = try Device(profile: p, connection: broker.clientOptions(clientID: p.identity.devId), log: Self.quietLog,
+        device = try Device(profile: p, connection: broker.clientOptions(clientID: p.identity.devId), log: log.eventLog,
                             feeds: feeds)
         deviceEvents = EventRecorder(await device.events())
         try await device.start()
@@ -77,7 +80,7 @@ final class CallHarness: @unchecked Sendable {
     func app(_ userId: String, config: AppEngineConfig? = nil, reach: AppReach = .added) async throws
         -> (AppUser, EventRecorder<AppEvent>) {
         let app = try AppUser(userId: userId, connection: broker.clientOptions(clientID: userId), config: config,
-                              log: Self.quietLog)
+                              log: log.eventLog)
         let events = EventRecorder(await app.events())
         try await app.start()
         switch reach {
@@ -89,6 +92,24 @@ final class CallHarness: @unchecked Sendable {
         }
         appList.withLock { $0.append(app) }
         return (app, events)
+    }
+
+    /// What a video test prints when its frames did not come: the app's view of the session's
+    /// link (state, timeline, counters, the fmp4Stream handshake) and what the device and the
+    /// apps logged.
+    func videoDiagnosis(_ app: AppUser, sessionId: String) async -> String {
+        let state = await app.videoLinkState(sessionId: sessionId).map { "\($0)" } ?? "no link"
+        let timeline = await app.videoLinkTimeline(sessionId: sessionId).map { "\($0)" } ?? "none"
+        let stats = await app.videoLinkStatistics(sessionId: sessionId).map { "\($0.stats)" } ?? "none"
+        let hevc = await app.hevcReport(sessionId: sessionId)?.summary ?? "none"
+        return """
+            app link state: \(state)
+            timeline: \(timeline)
+            link counters: \(stats)
+            fmp4Stream: \(hevc)
+            log:
+            \(log.text)
+            """
     }
 
     /// An app user in listen mode with the given policy for the device's calls.
