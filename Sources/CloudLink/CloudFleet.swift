@@ -80,7 +80,7 @@ public actor CloudFleet {
     private let changeSink: AsyncStream<CloudFleetCounts>.Continuation
     private let configuration: Configuration
     private let handler: @Sendable (Int, CloudRunnerEvent) async -> Void
-    private let paced: (@Sendable (Int, HTTPSRequest.Purpose) -> Void)?
+    private let paced: (@Sendable (Int, HTTPSRequest.Purpose, ContinuousClock.Instant) -> Void)?
     private var runners: [CloudJoinRunner] = []
     private var pumps: [Task<Void, Never>] = []
     private var states: [CloudFleetMemberState]
@@ -88,7 +88,7 @@ public actor CloudFleet {
     private var started = false
 
     /// `paced` is told each time a member's paced request (iotdns, activation) is let through.
-    public init(configuration: Configuration, paced: (@Sendable (Int, HTTPSRequest.Purpose) -> Void)? = nil,
+    public init(configuration: Configuration, paced: (@Sendable (Int, HTTPSRequest.Purpose, ContinuousClock.Instant) -> Void)? = nil,
                 handler: @escaping @Sendable (Int, CloudRunnerEvent) async -> Void) {
         self.configuration = configuration
         self.paced = paced
@@ -108,8 +108,8 @@ public actor CloudFleet {
         for (index, member) in configuration.members.enumerated() {
             let before: @Sendable (HTTPSRequest.Purpose) async -> Void = { purpose in
                 guard CloudFleetPacer.paces(purpose) else { return }
-                await pacer.admit()
-                paced?(index, purpose)
+                let letThrough = await pacer.admit()
+                paced?(index, purpose, letThrough)
             }
             let join = CloudJoinConfig(licence: member.licence, softwareVersion: configuration.softwareVersion,
                                        iotdns: configuration.iotdns, skill: configuration.skill,

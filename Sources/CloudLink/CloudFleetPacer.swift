@@ -9,6 +9,8 @@ public actor CloudFleetPacer {
     public let perSecond: Double
     private let spacing: Duration
     private var next: ContinuousClock.Instant?
+    /// When the last request was let through (its real moment, after any late wake-up).
+    private var lastLetThrough: ContinuousClock.Instant?
     /// Admissions so far (for the summary).
     public private(set) var admitted = 0
 
@@ -24,20 +26,32 @@ public actor CloudFleetPacer {
         purpose == .resolveEndpoints || purpose == .activate
     }
 
-    /// Returns when the caller's slot comes (at once when the last slot is `spacing` ago); returns
-    /// early, without a slot, when the task is cancelled.
+    /// Returns when the caller's slot comes (at once when the last request went `spacing` ago),
+    /// with the moment it was let through; returns early when the task is cancelled.
+    ///
+    /// Two requests are never let through less than `spacing` apart, even when the scheduler
+    /// wakes a caller late: a caller that wakes within `spacing` of the one before it (that one
+    /// woke late, this one on time) waits out the rest, and the slots after it move on.
     @discardableResult
     public func admit() async -> ContinuousClock.Instant {
         let now = ContinuousClock.now
-        let slot = max(now, next ?? now)
+        var slot = max(now, next ?? now)
         next = slot + spacing
         admitted += 1
-        if slot > now {
-            try? await Task.sleep(until: slot, clock: .continuous)
+        while true {
+            if slot > ContinuousClock.now {
+                try? await Task.sleep(until: slot, clock: .continuous)
+                if Task.isCancelled { return ContinuousClock.now }
+            }
+            let woke = ContinuousClock.now
+            if let last = lastLetThrough, woke < last + spacing {
+                slot = last + spacing
+                next = max(next ?? slot, slot + spacing)
+                continue
+            }
+            lastLetThrough = woke
+            return woke
         }
-        // The slot this request was given: 1/R after the one before it, whatever the scheduler's
-        // lateness in waking the callers.
-        return slot
     }
 
     /// A `CloudJoinRunner.Configuration.beforeRequest` that paces through this pacer.

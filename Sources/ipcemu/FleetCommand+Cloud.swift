@@ -134,10 +134,10 @@ extension FleetCommand {
         let fleet = CloudFleet(configuration: .init(
             members: members, softwareVersion: cloudOptions.softwareVersion, iotdns: server, iotdnsCA: iotdnsCA,
             skill: template.skill.jsonString, activationsPerSecond: perSecond
-        ), paced: { index, purpose in
+        ), paced: { index, purpose, letThrough in
             guard members.indices.contains(index) else { return }
             output.cloudPaced(uuid: members[index].licence.uuid, request: purpose.rawValue,
-                              seconds: FleetOutput.seconds(ContinuousClock.now - began), log: log)
+                              seconds: FleetOutput.seconds(letThrough - began), log: log)
         }) { index, event in
             await devices.handle(event, of: index)
         }
