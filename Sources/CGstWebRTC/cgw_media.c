@@ -87,15 +87,22 @@ static GstFlowReturn appsink_video_sample(GstAppSink *sink, gpointer data) {
     return GST_FLOW_OK;
 }
 
-bool cgw_appsink_on_video_frame(CgwElement *appsink, cgw_video_frame_fn fn, void *ctx, cgw_release_fn release) {
+/* Hands each new sample of an appsink to `on_sample` with (fn, ctx); `release` frees ctx when the
+ * callbacks are replaced or the sink goes, or at once when the element is not an appsink. */
+static bool appsink_set_sample_callback(CgwElement *appsink, GstFlowReturn (*on_sample)(GstAppSink *, gpointer),
+                                        void *fn, void *ctx, cgw_release_fn release) {
     if (appsink == NULL || !GST_IS_APP_SINK(appsink)) {
         if (release != NULL) release(ctx);
         return false;
     }
     GstAppSinkCallbacks callbacks = {0};
-    callbacks.new_sample = appsink_video_sample;
-    gst_app_sink_set_callbacks(GST_APP_SINK(appsink), &callbacks, cgw_callback_new((void *)fn, ctx, release), cgw_callback_free);
+    callbacks.new_sample = on_sample;
+    gst_app_sink_set_callbacks(GST_APP_SINK(appsink), &callbacks, cgw_callback_new(fn, ctx, release), cgw_callback_free);
     return true;
+}
+
+bool cgw_appsink_on_video_frame(CgwElement *appsink, cgw_video_frame_fn fn, void *ctx, cgw_release_fn release) {
+    return appsink_set_sample_callback(appsink, appsink_video_sample, (void *)fn, ctx, release);
 }
 
 static GstFlowReturn appsink_counted_sample(GstAppSink *sink, gpointer data) {
@@ -109,14 +116,7 @@ static GstFlowReturn appsink_counted_sample(GstAppSink *sink, gpointer data) {
 }
 
 bool cgw_appsink_on_sample(CgwElement *appsink, cgw_notify_fn fn, void *ctx, cgw_release_fn release) {
-    if (appsink == NULL || !GST_IS_APP_SINK(appsink)) {
-        if (release != NULL) release(ctx);
-        return false;
-    }
-    GstAppSinkCallbacks callbacks = {0};
-    callbacks.new_sample = appsink_counted_sample;
-    gst_app_sink_set_callbacks(GST_APP_SINK(appsink), &callbacks, cgw_callback_new((void *)fn, ctx, release), cgw_callback_free);
-    return true;
+    return appsink_set_sample_callback(appsink, appsink_counted_sample, (void *)fn, ctx, release);
 }
 
 CgwSample *cgw_sample_ref(CgwSample *sample) { return sample != NULL ? gst_sample_ref(sample) : NULL; }
