@@ -1,6 +1,8 @@
 // One encoded H.264 stream handed to many links (issue 11: encode once, fan out). A link that
 // joins starts at a key frame: it gets nothing until the next IDR, and its join asks the source
-// for one, rate-limited so that many joins in a short time cost a few IDRs, not one each.
+// for one, rate-limited so that many joins in a short time cost a few IDRs, not one each. A link
+// that asks for it starts at once from the last key frame when that one is recent (issue 24
+// item 6: `RecentUnits`, the key frame and the deltas after it, replayed in order).
 import Dispatch
 import Foundation
 import Synchronization
@@ -19,6 +21,13 @@ public struct FanOutStatistics: Sendable, Hashable {
     public var deliveries = 0
     /// Delta frames not delivered to a subscriber waiting for its first key frame.
     public var deltasSkipped = 0
+    /// Subscribers that started at once from the recent key frame (no key frame asked).
+    public var startsFromRecent = 0
+    /// Access units handed to those subscribers from the recent units (not counted in `deliveries`).
+    public var recentUnitsReplayed = 0
+    /// Subscribers that fell behind while being caught up (more than `RecentUnits.Limit.maxUnits`
+    /// came meanwhile) and waited for a key frame instead.
+    public var catchUpsAbandoned = 0
 
     public init() {}
 }
@@ -30,40 +39,105 @@ public final class VideoFanOut: Sendable {
 
     private struct Subscriber {
         var handler: Handler
-        var waitingForKeyFrame: Bool
+        var phase: Phase
+    }
+
+    private enum Phase {
+        /// Deltas are skipped until a key frame.
+        case waitingForKeyFrame
+        /// Being handed the recent units on another thread; what comes meanwhile waits in
+        /// `pending` (at most `RecentUnits.Limit.maxUnits`), handed over by that thread too.
+        case catchingUp(pending: [RecentUnits.Unit], thenWaitForKeyFrame: Bool)
+        case live
     }
 
     /// Everything that changes, behind one Mutex; handlers are called with it released.
     private struct State {
         var subscribers: [Int: Subscriber] = [:]
+        var recent: RecentUnits
         var nextId = 1
         var lastForced: DispatchTime?
         var deferredRequest = false
         var statistics = FanOutStatistics()
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Forces a key frame at the source; nil when the source cannot (a clip read as it is: the
     /// next IDR of the clip is awaited).
     private let forceKeyFrame: (@Sendable () -> Void)?
     /// Shortest time between two forced key frames.
     public let minimumKeyFrameSpacing: Duration
 
-    public init(minimumKeyFrameSpacing: Duration = .milliseconds(250), forceKeyFrame: (@Sendable () -> Void)?) {
+    /// What is kept for subscribers that start from the recent key frame.
+    public let recentLimit: RecentUnits.Limit
+
+    public init(minimumKeyFrameSpacing: Duration = .milliseconds(250), recentLimit: RecentUnits.Limit = .standard,
+                forceKeyFrame: (@Sendable () -> Void)?) {
         self.minimumKeyFrameSpacing = minimumKeyFrameSpacing
         self.forceKeyFrame = forceKeyFrame
+        self.recentLimit = recentLimit
+        state = Mutex(State(recent: RecentUnits(limit: recentLimit)))
     }
 
     /// Adds a subscriber: it gets access units from the next key frame on, which this asks for.
-    /// Returns its id for `unsubscribe` and `restartAtKeyFrame`.
-    public func subscribe(_ handler: @escaping Handler) -> Int {
-        let id: Int = state.withLock { s in
+    /// With `startFromRecentKeyFrame`, when the last key frame is at most `recentLimit.maxAge`
+    /// old, the subscriber gets it and the deltas after it at once instead (on another thread,
+    /// in order, then every unit as it comes; no key frame is asked). Returns its id for
+    /// `unsubscribe` and `restartAtKeyFrame`.
+    public func subscribe(startFromRecentKeyFrame: Bool = false, _ handler: @escaping Handler) -> Int {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (id, replay): (Int, [RecentUnits.Unit]) = state.withLock { s in
             let id = s.nextId
             s.nextId += 1
-            s.subscribers[id] = Subscriber(handler: handler, waitingForKeyFrame: true)
-            return id
+            let recent = startFromRecentKeyFrame ? s.recent.servable(at: now) : []
+            if recent.isEmpty {
+                s.subscribers[id] = Subscriber(handler: handler, phase: .waitingForKeyFrame)
+            } else {
+                s.subscribers[id] = Subscriber(handler: handler, phase: .catchingUp(pending: [], thenWaitForKeyFrame: false))
+                s.statistics.startsFromRecent += 1
+            }
+            return (id, recent)
         }
-        requestKeyFrame()
+        if replay.isEmpty {
+            requestKeyFrame()
+        } else {
+            DispatchQueue.global(qos: .userInitiated).async { [self] in catchUp(id, handler: handler, first: replay) }
+        }
         return id
+    }
+
+    /// Hands `first`, then what came meanwhile, to a catching-up subscriber until nothing is
+    /// left; then it gets units as they come (the switch is made under the lock, so nothing is
+    /// delivered twice, out of order, or from two threads at once).
+    private func catchUp(_ id: Int, handler: Handler, first: [RecentUnits.Unit]) {
+        var batch = first
+        while true {
+            for unit in batch {
+                unit.bytes.withUnsafeBytes { handler($0, unit.isKeyFrame) }
+            }
+            let replayed = batch.count
+            enum Next { case more([RecentUnits.Unit]), done, restart }
+            let next: Next = state.withLock { s in
+                s.statistics.recentUnitsReplayed += replayed
+                guard case .catchingUp(let pending, let thenWait)? = s.subscribers[id]?.phase else { return .done }
+                if thenWait {
+                    s.subscribers[id]?.phase = .waitingForKeyFrame
+                    return .restart
+                }
+                if pending.isEmpty {
+                    s.subscribers[id]?.phase = .live
+                    return .done
+                }
+                s.subscribers[id]?.phase = .catchingUp(pending: [], thenWaitForKeyFrame: false)
+                return .more(pending)
+            }
+            switch next {
+            case .more(let units): batch = units
+            case .done: return
+            case .restart:
+                requestKeyFrame()
+                return
+            }
+        }
     }
 
     public func unsubscribe(_ id: Int) {
@@ -73,8 +147,19 @@ public final class VideoFanOut: Sendable {
     /// The subscriber skips deltas again until the next key frame, which this asks for (a peer
     /// that lost the start of the stream).
     public func restartAtKeyFrame(_ id: Int) {
-        state.withLock { $0.subscribers[id]?.waitingForKeyFrame = true }
-        requestKeyFrame()
+        let ask: Bool = state.withLock { s in
+            switch s.subscribers[id]?.phase {
+            case .catchingUp(let pending, _)?:
+                // The catching-up thread still calls the handler: it switches, and asks.
+                s.subscribers[id]?.phase = .catchingUp(pending: pending, thenWaitForKeyFrame: true)
+                return false
+            case nil: return false
+            default:
+                s.subscribers[id]?.phase = .waitingForKeyFrame
+                return true
+            }
+        }
+        if ask { requestKeyFrame() }
     }
 
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
@@ -117,20 +202,37 @@ public final class VideoFanOut: Sendable {
         }
     }
 
-    /// Hands one access unit to every subscriber that may take it.
+    /// Hands one access unit to every subscriber that may take it (and keeps it in the recent
+    /// units; the copy is made before the lock is taken).
     public func deliver(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let unit = recentLimit.keeps ? RecentUnits.Unit(bytes: Array(accessUnit), isKeyFrame: isKeyFrame, atNanos: now) : nil
         let handlers: [Handler] = state.withLock { s in
             s.statistics.accessUnits += 1
             if isKeyFrame { s.statistics.keyFrames += 1 }
+            if let unit { s.recent.add(unit) }
             var out: [Handler] = []
             out.reserveCapacity(s.subscribers.count)
             for (id, subscriber) in s.subscribers {
-                if subscriber.waitingForKeyFrame {
+                switch subscriber.phase {
+                case .live: break
+                case .waitingForKeyFrame:
                     guard isKeyFrame else {
                         s.statistics.deltasSkipped += 1
                         continue
                     }
-                    s.subscribers[id]?.waitingForKeyFrame = false
+                    s.subscribers[id]?.phase = .live
+                case .catchingUp(var pending, let thenWait):
+                    // Its catching-up thread hands this over after the recent units.
+                    if thenWait { continue }
+                    guard let unit, pending.count < recentLimit.maxUnits else {
+                        s.subscribers[id]?.phase = .catchingUp(pending: [], thenWaitForKeyFrame: true)
+                        s.statistics.catchUpsAbandoned += 1
+                        continue
+                    }
+                    pending.append(unit)
+                    s.subscribers[id]?.phase = .catchingUp(pending: pending, thenWaitForKeyFrame: false)
+                    continue
                 }
                 out.append(subscriber.handler)
             }
@@ -138,5 +240,69 @@ public final class VideoFanOut: Sendable {
             return out
         }
         for handler in handlers { handler(accessUnit, isKeyFrame) }
+    }
+}
+
+/// The last key frame of a stream and the deltas after it, for a subscriber that starts at once
+/// (issue 24 item 6). Bounded: a chain longer than `maxUnits` or `maxBytes`, or whose key frame
+/// is older than `maxAge`, is dropped until the next key frame.
+public struct RecentUnits: Sendable {
+    public struct Limit: Sendable, Hashable {
+        /// The oldest key frame a subscriber is started from (its picture is this stale at most).
+        public var maxAge: Duration
+        public var maxUnits: Int
+        public var maxBytes: Int
+
+        public init(maxAge: Duration, maxUnits: Int, maxBytes: Int) {
+            self.maxAge = maxAge
+            self.maxUnits = max(0, maxUnits)
+            self.maxBytes = max(0, maxBytes)
+        }
+
+        /// A quarter of a second: at most 8 frames of 30 fps handed at once.
+        public static let standard = Limit(maxAge: .milliseconds(250), maxUnits: 16, maxBytes: 4 << 20)
+        /// Nothing kept: every subscriber waits for the next key frame.
+        public static let none = Limit(maxAge: .zero, maxUnits: 0, maxBytes: 0)
+
+        var keeps: Bool { maxUnits > 0 && maxBytes > 0 && maxAge > .zero }
+    }
+
+    /// One access unit, copied, with the time it came (`DispatchTime` uptime).
+    public struct Unit: Sendable {
+        public let bytes: [UInt8]
+        public let isKeyFrame: Bool
+        public let atNanos: UInt64
+    }
+
+    public let limit: Limit
+    private(set) var units: [Unit] = []
+    private(set) var bytes = 0
+
+    public init(limit: Limit) { self.limit = limit }
+
+    mutating func add(_ unit: Unit) {
+        if unit.isKeyFrame {
+            units.removeAll(keepingCapacity: true)
+            bytes = 0
+        } else if units.isEmpty {
+            return
+        }
+        let keyFrameAt = units.first?.atNanos ?? unit.atNanos
+        guard units.count < limit.maxUnits, bytes + unit.bytes.count <= limit.maxBytes,
+              unit.atNanos &- keyFrameAt <= limit.maxAge.nanoseconds
+        else {
+            units.removeAll()
+            bytes = 0
+            return
+        }
+        units.append(unit)
+        bytes += unit.bytes.count
+    }
+
+    /// The units to start a subscriber from at `now`: empty when there is no key frame or it is
+    /// older than `maxAge`.
+    func servable(at now: UInt64) -> [Unit] {
+        guard let first = units.first, first.isKeyFrame, now &- first.atNanos <= limit.maxAge.nanoseconds else { return [] }
+        return units
     }
 }
