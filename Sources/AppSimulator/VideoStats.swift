@@ -9,6 +9,13 @@ public struct VideoStats: Sendable, Equatable {
     public var stampsRead = 0
     public var stampErrors = 0
     public var framesDropped = 0
+    /// Times the counter went back (a clip that loops, a source that started again): a jump of
+    /// more than half the counter's range is taken as a new start, not as thousands of drops.
+    public var counterRestarts = 0
+    /// Stamps read whose capture time is more than `liveStampWindowMs` away from this host's
+    /// clock: the frame was stamped earlier (a recorded clip) and says nothing of this link's
+    /// latency, so it is left out of `latenciesMs`.
+    public var recordedStamps = 0
     public var width = 0
     public var height = 0
     /// Milliseconds from the `answer` to the first decoded frame.
@@ -41,6 +48,9 @@ public struct VideoStats: Sendable, Equatable {
     }
 
     public init() {}
+
+    /// How far a stamp's capture time may be from its arrival and still count as live (1 hour).
+    public static let liveStampWindowMs: Int64 = 3_600_000
 
     /// Frames per second between the first and the last decoded frame.
     public var fps: Double {
@@ -84,9 +94,19 @@ public struct VideoStats: Sendable, Equatable {
             let captured = stamp.unixMs(near: arrivalMs)
             if stamps.count < 1000 { stamps.append(Stamp(counter: stamp.counter, captureUnixMs: captured)) }
             if framesDecoded == 1 { firstFrameCapturedAt = Date(timeIntervalSince1970: Double(captured) / 1000) }
-            latenciesMs.append(Double(arrivalMs - captured) + Double(arrivalUnixNanos % 1_000_000) / 1e6)
+            let (age, overflow) = arrivalMs.subtractingReportingOverflow(captured)
+            if !overflow, age.magnitude <= UInt64(Self.liveStampWindowMs) {
+                latenciesMs.append(Double(age) + Double(arrivalUnixNanos % 1_000_000) / 1e6)
+            } else {
+                recordedStamps += 1
+            }
             if let last = lastCounter {
-                framesDropped += LatencyStamp.framesMissing(between: last, and: stamp.counter)
+                let missing = LatencyStamp.framesMissing(between: last, and: stamp.counter)
+                if missing > LatencyStamp.counterModulus / 2 {
+                    counterRestarts += 1
+                } else {
+                    framesDropped += missing
+                }
             }
             lastCounter = stamp.counter
         } catch {
@@ -102,9 +122,11 @@ public struct VideoStats: Sendable, Equatable {
             "\(framesDropped) dropped",
         ]
         if let ms = answerToFirstFrameMs { parts.append(String(format: "answer -> first frame %.0f ms", ms)) }
+        if counterRestarts > 0 { parts.append("counter started again \(counterRestarts)x") }
         if let p50 = latencyPercentile(50), let p95 = latencyPercentile(95) {
             parts.append(String(format: "latency p50 %.1f ms p95 %.1f ms", p50, p95))
         }
+        if recordedStamps > 0 { parts.append("\(recordedStamps) stamps from a recording (no latency)") }
         return parts.joined(separator: ", ")
     }
 }
