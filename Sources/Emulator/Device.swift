@@ -181,6 +181,16 @@ public actor Device {
         return profile
     }
 
+    /// Its 309 answer and meta (PROTOCOL.md 5, 8.4): the template's with its devId, and `awake`
+    /// for a low-power device (`DeviceProfile.meta(awake:)` without building the whole profile;
+    /// the category, the one identity field the meta carries besides the devId, is the template's).
+    nonisolated func meta(awake: Bool) -> AbilityAnswer {
+        var meta = template.meta
+        meta.devId = devId
+        if meta.awake != nil { meta.awake = awake }
+        return meta
+    }
+
     /// Its topics (PROTOCOL.md 1), made from the template's on each read (`outTopic`, `inTopic`
     /// ... make only the one asked).
     public nonisolated var topics: ResolvedTopics { template.profile.topics.resolved(devId: devId) }
@@ -461,8 +471,8 @@ public actor Device {
         do {
             // Plain: the meta's sealer keeps no state (made here rather than kept in every device).
             var metaSealer = try PayloadSealer(mode: .plain, localKey: "", from: SealHeader.deviceFrom)
-            let meta = try metaSealer.seal(profile.meta(awake: power.isAwake).envelope(t: clock.nowSeconds()))
-            try client.publish(topic: metaTopic, payload: meta, qos: 1, retain: true)
+            let sealed = try metaSealer.seal(meta(awake: power.isAwake).envelope(t: clock.nowSeconds()))
+            try client.publish(topic: metaTopic, payload: sealed, qos: 1, retain: true)
         } catch {
             log.log(.error, "could not publish the meta", device: devId, fields: [("why", "\(error)")])
         }
@@ -500,7 +510,7 @@ public actor Device {
             run(limitRefusalReplies(effects), quiet: refused)
         case .abilityQuery(let query):
             log.log(.info, "<- ability_query", device: devId, fields: [("from", query.curId), ("reqId", query.reqId)])
-            publish(profile.meta.answering(query).envelope(t: clock.nowSeconds()), what: "ability")
+            publish(meta(awake: true).answering(query).envelope(t: clock.nowSeconds()), what: "ability")
         case .signal(let signal):
             receiveSignal(signal)
         case .abilityAnswer:

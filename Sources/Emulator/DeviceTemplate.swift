@@ -19,6 +19,9 @@ public final class DeviceTemplate: Sendable {
     let engine: DeviceSideEngine.Config
     let power: PowerConfig
     let dataPoints: DataPointStore
+    /// The template's 309 answer and meta (PROTOCOL.md 5), its skill encoded once; a device's is
+    /// this with its devId (`Device.meta(awake:)`).
+    let meta: AbilityAnswer
     /// Whether the template's name is its devId (a device's name then follows its devId, as
     /// `DeviceProfile.withDevId` does).
     private let nameIsDevId: Bool
@@ -29,6 +32,7 @@ public final class DeviceTemplate: Sendable {
         self.power = PowerConfig(profile: profile)
         self.dataPoints = try DataPointStore(ids: profile.dataPoints.ids, startValues: profile.dataPointStartValues)
         self.nameIsDevId = profile.identity.name == profile.identity.devId
+        self.meta = profile.meta
     }
 
     /// The identity of the template's device `devId`: the template's, with the devId (and a name

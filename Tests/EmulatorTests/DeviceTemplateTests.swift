@@ -33,6 +33,25 @@ struct DeviceTemplateTests {
         }
     }
 
+    @Test("A device's meta and 309 answer are its profile's (devId, category, skill, awake), made from the template's", arguments: [false, true])
+    func metaFromTemplate(lowPower: Bool) throws {
+        let bus = InProcessBus()
+        var template = DeviceProfile.testDoorbell(devId: "meta-{index:2}")
+        template.power.lowPower = lowPower
+        let plan = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: 3)])
+        let shared = try DeviceTemplate(template)
+        for position in 0..<3 {
+            let profile = try plan.profile(at: position)
+            let device = try Self.device(profile, template: shared, on: bus)
+            for awake in [false, true] {
+                let meta = device.meta(awake: awake)
+                #expect(meta == profile.meta(awake: awake))
+                #expect(meta.devId == "meta-0\(position)" && meta.skillText == profile.skill.jsonString)
+                #expect(meta.awake == (lowPower ? awake : nil))
+            }
+        }
+    }
+
     @Test("The last will's topic is the profile's online topic, wherever {devId} stands in it")
     func willTopic() throws {
         var profile = DeviceProfile.testDoorbell(devId: "will-7")

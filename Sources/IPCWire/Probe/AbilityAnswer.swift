@@ -36,7 +36,12 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
     public var streams: [StreamAbility]
     public var audioCodecs: [String]
     /// PROTOCOL.md 8.7: the device's skill, sent as a JSON string (`"skill":"{...}"`); nil: left out.
-    public var skill: DeviceSkill?
+    public var skill: DeviceSkill? {
+        didSet { skillText = skill?.jsonString }
+    }
+    /// `skill` as the JSON string the envelope carries, made once when the skill is set (a fleet's
+    /// devices copy one template's answer: the reconnect storm encoded the same skill 100,000 times).
+    public private(set) var skillText: String?
     /// PROTOCOL.md 8.4: a low-power device's meta says whether it is awake; nil (left out) for a
     /// device that never sleeps.
     public var awake: Bool?
@@ -57,6 +62,7 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
         self.streams = streams
         self.audioCodecs = audioCodecs
         self.skill = skill
+        self.skillText = skill?.jsonString
         self.awake = awake
     }
 
@@ -156,7 +162,7 @@ public struct AbilityAnswer: Sendable, Equatable, Hashable {
             ]),
             "audio": .object(["codecs": .array(audioCodecs.map { .string($0) })]),
         ]
-        if let skill { o["skill"] = .string(skill.jsonString) }
+        if let skillText { o["skill"] = .string(skillText) }
         if let awake { o["awake"] = .bool(awake) }
         switch kind {
         case .answer(let targetId, let reqId):
