@@ -61,8 +61,10 @@ struct PrivateBroker: Sendable {
             extra.append(port)
             lines += ["", "listener \(port) 127.0.0.1", "max_connections -1"]
         }
+        // No line per connect and disconnect: at fleet scale mosquitto spent its CPU on them.
         broker = try MosquittoBroker(MosquittoBroker.Configuration(
-            maxInflightMessages: maxInflightMessages, maxQueuedMessages: maxQueuedMessages, extraConfiguration: lines))
+            maxInflightMessages: maxInflightMessages, maxQueuedMessages: maxQueuedMessages, logsConnections: false,
+            extraConfiguration: lines))
         let host = broker.host
         urls = [broker.url] + extra.map { "mqtt://\(host):\($0)" }
     }

@@ -33,5 +33,9 @@ struct OptionsTests {
         #expect(text.contains("set_tcp_nodelay true\n"))
         #expect(text.contains("persistence false\n"))
         #expect(text.contains("allow_anonymous true\n"))
+        #expect(text.contains("connection_messages true\n"))
+        // A fleet's private brokers leave out the line per connect and disconnect.
+        let quiet = MosquittoBroker.Configuration(logsConnections: false).generatedText(port: 1883)
+        #expect(quiet.contains("connection_messages false\n") && !quiet.contains("connection_messages true"))
     }
 }

@@ -54,6 +54,9 @@ public final class MosquittoBroker: Sendable {
         public var maxQueuedMessages: Int
         /// Log every packet (`log_type all`), for debugging.
         public var verboseLog: Bool
+        /// Log each client's connect and disconnect (`connection_messages`): on by default; a
+        /// fleet's private brokers turn it off (100,000 devices are 300,000 lines a reconnect storm).
+        public var logsConnections: Bool
         /// Extra lines appended to the generated mosquitto.conf.
         public var extraConfiguration: [String]
         /// Seconds to wait for the listeners to accept connections.
@@ -63,7 +66,7 @@ public final class MosquittoBroker: Sendable {
             executable: String? = nil, bindAddress: String = "127.0.0.1", port: Int? = nil,
             tls: Bool = false, tlsPort: Int? = nil, requireClientCertificate: Bool = false,
             users: [String: String] = [:], maxInflightMessages: Int = 100,
-            maxQueuedMessages: Int = 10_000, verboseLog: Bool = false,
+            maxQueuedMessages: Int = 10_000, verboseLog: Bool = false, logsConnections: Bool = true,
             extraConfiguration: [String] = [], startupTimeout: Double = 10
         ) {
             self.executable = executable
@@ -76,6 +79,7 @@ public final class MosquittoBroker: Sendable {
             self.maxInflightMessages = maxInflightMessages
             self.maxQueuedMessages = maxQueuedMessages
             self.verboseLog = verboseLog
+            self.logsConnections = logsConnections
             self.extraConfiguration = extraConfiguration
             self.startupTimeout = startupTimeout
         }
@@ -298,7 +302,7 @@ public final class MosquittoBroker: Sendable {
             "max_queued_messages \(configuration.maxQueuedMessages)",
             "log_dest stderr",
             "log_timestamp true",
-            "connection_messages true",
+            "connection_messages \(configuration.logsConnections)",
         ]
         lines += configuration.verboseLog
             ? ["log_type all"]
