@@ -33,9 +33,12 @@ public struct EventLog: Sendable {
     public var minimumLevel: LogLevel { logger.logLevel }
 
     /// Logs one line; `fields` are rendered `key=value` (human) or as JSON members, in order.
-    public func log(_ level: LogLevel, _ message: String, device: String? = nil, fields: [(String, String)] = []) {
+    /// The message and the fields are built only when the level is kept (a fleet at `--log-level
+    /// error` skips every info line's strings: they showed in a 100,000-device reconnect storm).
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, device: String? = nil,
+                    fields: @autoclosure () -> [(String, String)] = []) {
         guard level >= logger.logLevel else { return }
-        logger.log(level: level, "\(message)", metadata: EventLogHandler.metadata(device: device, fields: fields))
+        logger.log(level: level, "\(message())", metadata: EventLogHandler.metadata(device: device, fields: fields()))
     }
 
     /// One call event crossing the wire, in or out (at `level`: a refused one and its reply are

@@ -1,6 +1,7 @@
 import Foundation
 import IPCWire
 import Logging
+import Synchronization
 import Testing
 @testable import CallRuntime
 
@@ -94,6 +95,22 @@ struct EventLogHandlerTests {
         let message = CallMessage(event: .call, curId: "u1", targetId: "dev1", sessionId: "s1")
         log.callEvent(.inbound, message, device: "dev1")   // info: dropped
         #expect(try sink.lines().map { $0.split(separator: " ").last.map(String.init) ?? "" } == ["w", "e"])
+    }
+
+    @Test("a dropped line's message and fields are never built; a kept one's once")
+    func droppedLinesAreNotBuilt() throws {
+        let sink = try Sink()
+        let log = EventLog(logger: sink.logger(.human, level: .warning))
+        let built = Mutex(0)
+        func text(_ s: String) -> String {
+            built.withLock { $0 += 1 }
+            return s
+        }
+        log.log(.info, text("quiet"), device: "dev1", fields: [("k", text("v"))])
+        #expect(built.withLock { $0 } == 0)
+        log.log(.warning, text("loud"), device: "dev1", fields: [("k", text("v"))])
+        #expect(built.withLock { $0 } == 2)
+        #expect(try sink.lines().count == 1)
     }
 
     @Test("other swift-log users: logger metadata as sorted fields after the ordered ones; other levels named")
