@@ -93,8 +93,9 @@ final class P2PLink: DeviceMediaLink, Sendable {
             stateChanged: { state in
                 switch state {
                 case .connected:
-                    // Frames sent before DTLS was up are lost: a key frame now lets the peer
-                    // start at once (deltas still flow meanwhile: no gap for a peer that got them).
+                    // webrtcbin (1.22) holds what was pushed before DTLS was up and sends it
+                    // now; a key frame asked here serves a peer that missed it anyway (deltas
+                    // still flow meanwhile: no gap for a peer that got them).
                     box.link?.markConnected()
                     box.link?.peerAskedForKeyFrame()
                     continuation.yield(.up)
@@ -139,23 +140,30 @@ final class P2PLink: DeviceMediaLink, Sendable {
         return (camera, output)
     }
 
-    /// Starts the main stream's feed ahead of a call's link (a call rings), kept for `duration`.
+    /// Starts the main stream's feed ahead of a call's link (a call rings), kept for `duration`,
+    /// and asks it for a key frame: a call answered at once (within `RecentUnits.Limit.maxAge`)
+    /// starts its link from that key frame instead of waiting for one made at its offer.
     static func prepare(profile: DeviceProfile, for duration: Duration, feeds: VideoFeeds = .shared) {
         guard feeds.preparesWhileRinging, profile.capabilities.video != nil else { return }
         let (camera, output) = feedRequest(profile: profile, stream: .main)
-        feeds.hold(camera: camera, output: output, for: duration)
+        // As `VideoFeeds.hold`, with the feed in hand to ask it for the key frame.
+        guard let feed = try? feeds.acquire(camera: camera, output: output) else { return }
+        feed.fanOut.requestKeyFrame()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: duration.nanosecondsValue))) {
+            feeds.release(feed)
+        }
     }
 
     /// Negotiates (the answer and candidates follow on `signals`) and starts sending frames.
     func start() throws {
         if liveView { slots.take() }
         do {
-            if sendsRTPVideo {
-                let route = try makeRoute(stream: streamType)
-                state.withLock { $0.active = route }
-                subscribe(route)
-            }
+            let route = sendsRTPVideo ? try makeRoute(stream: streamType) : nil
+            state.withLock { $0.active = route }
             try answerer.start()
+            // After the start: a subscriber may get the feed's recent key frame at once, and
+            // the link's appsrc takes it only once the pipeline plays.
+            if let route { subscribe(route) }
         } catch {
             close()
             throw error
@@ -215,7 +223,8 @@ final class P2PLink: DeviceMediaLink, Sendable {
     }
 
     private func subscribe(_ route: Route) {
-        let subscription = route.feed.fanOut.subscribe { [weak self, weak route] accessUnit, isKeyFrame in
+        // A recent key frame (one asked while the call rang) starts the link at once.
+        let subscription = route.feed.fanOut.subscribe(startFromRecentKeyFrame: true) { [weak self, weak route] accessUnit, isKeyFrame in
             guard let self, let route else { return }
             self.send(accessUnit, isKeyFrame: isKeyFrame, via: route)
         }
