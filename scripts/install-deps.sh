@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ipcemu needs to build, run and test. Idempotent: packages already
 # present are skipped, so running it again costs a few seconds.
+# Usage: scripts/install-deps.sh           everything (build, run, the whole test suite)
+#        scripts/install-deps.sh --build   only what building and running ipcemu needs
+#                                          (scripts/run-doorbell.sh: no qemu, Chromium, Xvfb, ...)
 set -euo pipefail
 
-PACKAGES=(
+BUILD_PACKAGES=(
   # MQTT: the broker the tests and `ipcemu run` start, and the client library
   mosquitto libmosquitto-dev
   # TLS tests: the private broker's throwaway CA is made with the openssl command; AES, HMAC and
@@ -19,22 +22,34 @@ PACKAGES=(
   libnice-dev
   # Camera: libv4l2
   libv4l-dev
+  # The device's screen and sound (profile `display` and `audio`): ximagesink / kmssink, alsasrc /
+  # alsasink
+  gstreamer1.0-x gstreamer1.0-alsa
+  # The Tuya cloud join (PROTOCOL.md 9): the pairing QR code in the terminal (libqrencode)
+  libqrencode-dev
+)
+
+TEST_PACKAGES=(
   # The vivid integration test: a kernel booted under qemu with a busybox initramfs
   qemu-system-x86 busybox-static cpio
   # The web console test (and docs/console.png): headless Chromium driven over DevTools
   chromium
-  # The device's screen and sound (profile `display` and `audio`): ximagesink / kmssink, alsasrc /
-  # alsasink; tests run a window under Xvfb and read a screenshot (xwd), and ALSA through its
-  # null and file PCMs (alsa-utils: aplay/arecord -L for the names `ipcemu cameras` lists)
-  gstreamer1.0-x gstreamer1.0-alsa alsa-utils xvfb x11-apps
-  # The Tuya cloud join (PROTOCOL.md 9): the pairing QR code in the terminal (libqrencode), and the
-  # local stand-in for the cloud (scripts/tuya-cloud-standin.py: AES through python3-cryptography,
-  # a TURN relay from coturn)
-  libqrencode-dev python3-cryptography coturn
+  # The screen and sound tests run a window under Xvfb and read a screenshot (xwd), and ALSA
+  # through its null and file PCMs (alsa-utils: aplay/arecord -L for the names `ipcemu cameras` lists)
+  alsa-utils xvfb x11-apps
+  # The local stand-in for Tuya's cloud (scripts/tuya-cloud-standin.py: AES through
+  # python3-cryptography, a TURN relay from coturn)
+  python3-cryptography coturn
   # The Debian package (scripts/package-deb.sh, dpkg-shlibdeps) and its check in a fresh Debian 12
   # root (scripts/check-deb.sh)
   dpkg-dev debootstrap
 )
+
+case "${1:-}" in
+  --build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+  "") PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: scripts/install-deps.sh [--build]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -22,7 +22,28 @@ if [ -n "$deb" ] && [ -z "${IPCEMU_FROM_SOURCE:-}" ]; then
   fi
   exec /usr/bin/ipcemu run --profile /usr/share/ipcemu/device-profiles/doorbell.yaml "$@"
 fi
-scripts/install-deps.sh
+# apt (downloads, unpacking) and the compile of the Swift packages ipcemu depends on (SwiftNIO,
+# Hummingbird, the OpenAPI runtime, ArgumentParser, Yams, ...), which need nothing from apt, run at
+# the same time; ipcemu's own modules, which need the -dev packages, build once apt is done. Only
+# what building and running needs is installed (`--build`: no qemu, Chromium, Xvfb, ...; the test
+# command installs those).
+deps_log=$(mktemp -t ipcemu-deps.XXXXXX)
+apt_done="$deps_log.apt-done"
+(
+  for target in OpenAPIHummingbird ArgumentParser Yams Prometheus ServiceLifecycle; do
+    [ -e "$apt_done" ] && break
+    swift build -c release --target "$target" >> "$deps_log" 2>&1 || break
+  done
+) &
+warm=$!
+if ! scripts/install-deps.sh --build; then
+  kill "$warm" 2>/dev/null || true
+  wait "$warm" 2>/dev/null || true
+  exit 1
+fi
+touch "$apt_done"
+wait "$warm" || true
+rm -f "$deps_log" "$apt_done"
 echo "run-doorbell: building ipcemu (release; the first build takes a few minutes)"
 log=$(mktemp -t ipcemu-build.XXXXXX)
 if ! swift build -c release --product ipcemu > "$log" 2>&1; then

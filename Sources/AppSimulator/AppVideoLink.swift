@@ -71,14 +71,19 @@ final class AppVideoLink: Sendable {
                 case .branchLinked: steps.record(\.receiveBranchLinked)
                 }
             })
-        // A 20 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
+        // A 10 ms jitter buffer: like a browser's adaptive one on a clean network (loopback, LAN),
         // it does not hold the first frame back (LinkOptions.jitterBufferFastStartPackets: it
-        // starts with the first packets, not 20 ms after them). HEVC: audio and the fmp4Stream channel, no RTP video.
+        // starts with the first packets, not 10 ms after them). GStreamer 1.22's rtpjitterbuffer
+        // checks its fast start only as packets arrive: when a whole first frame arrives before its
+        // own thread has pushed the stream's start events, the frame waits for the latency instead
+        // (docs/webrtc.md, "First frame, third pass": 8-9 calls of 60), so the latency is kept
+        // short; loopback and a LAN do not reorder packets by 10 ms. HEVC: audio and the
+        // fmp4Stream channel, no RTP video.
         let configuration = wantsHEVC
             ? OfferConfiguration(receivesRTPVideo: false, dataChannels: [FMP4ControlMessage.channelLabel])
             : OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,
                                  sendsAudio: sendsVideo != nil)
-        let options = LinkOptions(iceServers: ice.linkServers, jitterBufferMs: 20, relayOnly: ice.relayOnly)
+        let options = LinkOptions(iceServers: ice.linkServers, jitterBufferMs: 10, relayOnly: ice.relayOnly)
         let offerer = WebRTCOfferer(configuration: configuration, options: options, events: events)
         self.offerer = offerer
         // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen
