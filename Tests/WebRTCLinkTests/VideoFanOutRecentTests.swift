@@ -131,10 +131,14 @@ struct VideoFanOutRecentTests {
                               forceKeyFrame: nil)
         let total = 1500
         let source = Counter()
-        // The source: a key frame every 10 units.
+        let joins = Counter()
+        // The source: a key frame every 10 units. It does not run ahead of the joins (one per 75
+        // units, up to 15): on a loaded machine the joining task may get no thread for a while, and
+        // a source that finished meanwhile would leave nothing to join during.
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             for n in 1...total {
+                while joins.value < min(n / 75, 15) { usleep(100) }
                 Self.deliver(fan, n, key: n % 10 == 1)
                 source.bump()
                 usleep(200)  // about 0.3 s in all: joins land between and during deliveries
@@ -150,6 +154,7 @@ struct VideoFanOutRecentTests {
                 if log.all.count == 1 { usleep(1000) }
             }
             logs.append(log)
+            joins.bump()
             try await Task.sleep(for: .milliseconds(1))
         }
         try await Self.wait { source.value == total }
