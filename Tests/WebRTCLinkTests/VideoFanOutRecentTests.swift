@@ -161,17 +161,23 @@ struct VideoFanOutRecentTests {
         // Every catching-up subscriber has handed over (no one is left mid-way).
         try await Self.wait { logs.allSatisfy { $0.numbers.last == total || $0.numbers.isEmpty } }
         #expect(fan.stats.startsFromRecent > 0)
-        #expect(fan.stats.catchUpsAbandoned == 0)
+        var gaps = 0
         for log in logs {
             let got = log.all
             guard let first = got.first else { continue }
             #expect(first.1, "starts at a key frame")
             #expect(first.0 % 10 == 1)
             let numbers = got.map(\.0)
-            let broken = zip(numbers, numbers.dropFirst()).first { $1 != $0 + 1 }
-            #expect(broken == nil, "consecutive, once each: \(broken.map { "\($0.0) then \($0.1)" } ?? "")")
+            // Consecutive, once each, in order. The one gap allowed: a subscriber whose catch-up
+            // thread was starved past the limit (a loaded machine) is abandoned and waits for the
+            // next key frame (`fallsBehind` tests that on purpose): forward, to a key frame.
+            let breaks = zip(numbers, numbers.dropFirst()).filter { $1 != $0 + 1 }
+            #expect(breaks.allSatisfy { $1 > $0 + 1 && $1 % 10 == 1 },
+                    "consecutive, once each: \(breaks.map { "\($0.0) then \($0.1)" })")
+            gaps += breaks.count
             #expect(numbers.last == total)
         }
+        #expect(gaps <= fan.stats.catchUpsAbandoned, "\(gaps) gaps, \(fan.stats.catchUpsAbandoned) catch-ups abandoned")
         done.wait()
     }
 
