@@ -160,6 +160,16 @@ struct AppRoleTests {
         #expect(quiet.receive(m, now: t0) == [.refused(m, .undefinedSession)])
     }
 
+    @Test("[ours] a device heartbeat that crossed our hang-up is dropped without a stop; an unknown session still gets one")
+    func heartbeatAfterOwnHangUp() throws {
+        var a = answered()
+        _ = try a.perform(.hangUp, now: t0 + 60_000)
+        let late = msg(.heartbeat, dev, u1, "a1")
+        #expect(a.receive(late, now: t0 + 60_005) == [.refused(late, .sessionEnded)])
+        let stranger = msg(.heartbeat, dev, u1, "zz")
+        #expect(sent(a.receive(stranger, now: t0 + 60_010)) == [msg(.stop, u1, dev, "zz", reason: .undefinedSession)])
+    }
+
     @Test("a message addressed to another user is ignored (a device's out topic carries them all)")
     func notAddressedToUs() {
         var a = calling()

@@ -101,7 +101,7 @@ extension Scenarios {
                   - expect: {sent: 43, within: 0.3}
                 """)
             let result = await ScenarioRunner.run(s, brokerURL: nil, appMode: .external)
-            #expect(!result.passed)
+            expectFailed(result)
             let failures = result.expectations.filter { !$0.passed }
             #expect(failures.count == 2, "\(result.summaryText)")
             #expect(failures.first?.failure?.contains("DP 149 was true") == true, "\(failures.first?.failure ?? "")")
@@ -111,7 +111,7 @@ extension Scenarios {
         func passes(file: String) async throws {
             let s = try Scenario.load(path: scenariosFolder + "/" + file)
             let result = await ScenarioRunner.run(s, appMode: .simulated)
-            #expect(result.passed, "\(result.summaryText)")
+            expectPassed(result)
             #expect(result.expectations.count >= 5)
         }
     }

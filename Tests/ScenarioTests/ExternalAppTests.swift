@@ -32,7 +32,7 @@ extension Scenarios {
                     """)
                 let r = await ScenarioRunner.run(s, brokerURL: broker.url, appMode: .external)
                 await phone.stop()
-                #expect(r.passed, "\(r.summaryText)")
+                expectPassed(r)
                 #expect(r.brokerURL == broker.url)
                 #expect(r.calls.first?.parties == ["qa-doorbell-0001", "user-alice"])
                 let answered = r.expectations.first { if case .expect(.answered, _) = $0.step.kind { true } else { false } }

@@ -30,7 +30,7 @@ extension Scenarios {
         func failingExpectation() async throws {
             let s = try scenario(Self.failing, name: "failing.yaml")
             let result = await ScenarioRunner.run(s, appMode: .simulated)
-            #expect(!result.passed)
+            expectFailed(result)
             let failures = result.failures.compactMap(\.failure)
             #expect(failures.count == 2, "\(failures)")
             let answered = try #require(failures.first)
@@ -56,7 +56,7 @@ extension Scenarios {
                   - press: household
                 """)
             let result = await ScenarioRunner.run(s, appMode: .external)
-            #expect(!result.passed)
+            expectFailed(result)
             #expect(result.steps.count == 1)
             #expect(result.failures.first?.failure?.contains("expected call state answered within 0.3 s; the call state was idle") == true,
                     "\(result.failures.first?.failure ?? "")")

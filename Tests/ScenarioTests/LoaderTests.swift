@@ -102,7 +102,7 @@ extension Scenarios {
                   - answer: user-alice
                 """)
             let r = await ScenarioRunner.run(s, appMode: .external)
-            #expect(!r.passed)
+            expectFailed(r)
             #expect(r.setupError?.contains("step 2 (line 6, user-alice answers) needs the simulated app") == true, "\(r.setupError ?? "")")
         }
 

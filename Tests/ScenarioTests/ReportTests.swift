@@ -9,7 +9,7 @@ extension Scenarios {
         func reportShape() async throws {
             let s = try Scenario.load(path: scenariosFolder + "/hangup-both-ways.yaml")
             let r = await ScenarioRunner.run(s, appMode: .simulated)
-            #expect(r.passed, "\(r.summaryText)")
+            expectPassed(r)
             let page = HTMLReport.html([r])
             #expect(r.calls.count == 2)
             #expect(page.components(separatedBy: "<svg id=\"seq-0-").count - 1 == r.calls.count)
@@ -27,7 +27,7 @@ extension Scenarios {
         func reportInChromium() async throws {
             let s = try Scenario.load(path: scenariosFolder + "/press-app-answers.yaml")
             let r = await ScenarioRunner.run(s, appMode: .simulated)
-            #expect(r.passed, "\(r.summaryText)")
+            expectPassed(r)
             let file = NSTemporaryDirectory() + "ipcemu-report-\(UInt32.random(in: 0...UInt32.max)).html"
             try HTMLReport.html([r]).write(toFile: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: file) }

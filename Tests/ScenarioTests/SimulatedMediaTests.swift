@@ -33,7 +33,7 @@ extension Scenarios {
                   - sleep: 2
                 """, name: "frames.yaml")
             let r = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
-            #expect(r.passed, "\(r.summaryText)")
+            expectPassed(r)
             // The sub stream of doorbell-qa.yaml is 15 fps: 31 frames take exactly 2 s from the first.
             let rate = try #require(r.expectations.first { $0.measure?.unit == "fps" }?.measure)
             #expect(abs(rate.value - 15) < 0.6, "measured \(rate.value) fps")
@@ -63,7 +63,7 @@ extension Scenarios {
                   - expect: {dp: 115, within: 1}
                 """, name: "dps.yaml")
             let r = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
-            #expect(r.passed, "\(r.summaryText)")
+            expectPassed(r)
             let bad = try scenario("""
                 name: simulated-dps-refused
                 devices: {profile: profiles/ac-doorbell-qa.yaml}
@@ -84,7 +84,7 @@ extension Scenarios {
             func lines(_ r: ScenarioResult) -> [String] {
                 r.observations.map { "\(Int64(($0.time.timeIntervalSince(r.startedAt) * 1000).rounded())) \($0.device) \($0.session ?? "-") \($0.kind)" }
             }
-            #expect(a.passed, "\(a.summaryText)")
+            expectPassed(a)
             #expect(lines(a).count > 30, "\(lines(a))")
             #expect(lines(a) == lines(b))
         }

@@ -26,11 +26,12 @@ extension Scenarios {
             #expect(simulated.wallSeconds != nil)
             #expect(simulated.summaryText.contains("simulated in"))
             let real = await ScenarioRunner.run(s, appMode: .simulated)
-            #expect(real.passed, "\(real.summaryText)")
+            expectPassed(real)
             #expect(!real.expectations.isEmpty)
             #expect(!real.calls.isEmpty, "the run recorded its calls")
-            #expect(simulated.passed == real.passed, "simulated: \(simulated.summaryText)\nreal: \(real.summaryText)")
-            #expect(simulated.passed, "\(simulated.summaryText)")
+            let sameVerdict = simulated.passed == real.passed
+            #expect(sameVerdict, "simulated: \(simulated.summaryText)\nreal: \(real.summaryText)")
+            expectPassed(simulated)
             #expect(simulated.steps.count == real.steps.count, "the same steps ran")
             #expect(simulated.expectations.count == real.expectations.count)
             #expect(simulated.calls.count == real.calls.count, "the same calls")
@@ -42,7 +43,8 @@ extension Scenarios {
             let s = try scenario(Failures.failing, name: "failing.yaml")
             let simulated = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
             let real = await ScenarioRunner.run(s, appMode: .simulated)
-            #expect(!simulated.passed && !real.passed)
+            expectFailed(simulated)
+            expectFailed(real)
             let simFailures = simulated.failures.map { $0.step.label }
             #expect(simFailures == real.failures.map { $0.step.label }, "the same steps fail")
             let texts = simulated.failures.compactMap(\.failure)
@@ -87,9 +89,9 @@ extension Scenarios {
         func linksWithoutFrames() async throws {
             let s = try scenario(Self.links, name: "links.yaml")
             let simulated = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
-            #expect(simulated.passed, "\(simulated.summaryText)")
+            expectPassed(simulated)
             let real = await ScenarioRunner.run(s, appMode: .simulated)
-            #expect(real.passed, "\(real.summaryText)")
+            expectPassed(real)
             #expect(simulated.steps.count == real.steps.count)
         }
 
@@ -101,7 +103,8 @@ extension Scenarios {
             func lines(_ r: ScenarioResult) -> [String] {
                 r.observations.map { "\(Int64(($0.time.timeIntervalSince(r.startedAt) * 1000).rounded())) \($0.device) \($0.session ?? "-") \($0.kind)" }
             }
-            #expect(a.passed && b.passed)
+            expectPassed(a)
+            expectPassed(b)
             #expect(lines(a).count > 20, "\(lines(a))")
             #expect(lines(a) == lines(b))
         }
@@ -120,7 +123,7 @@ extension Scenarios {
             let t0 = Date()
             let result = await ScenarioRunner.run(s, appMode: .simulated, simulated: true)
             let wall = Date().timeIntervalSince(t0)
-            #expect(!result.passed)
+            expectFailed(result)
             #expect(result.steps.count == 2, "the failed wait stopped the device's steps")
             let failure = try #require(result.failures.first?.failure)
             #expect(failure.contains("expected call state answered within 30 s; the call state was idle"), "\(failure)")

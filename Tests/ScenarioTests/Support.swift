@@ -43,3 +43,16 @@ func onPath(_ name: String) -> String? {
     }
     return nil
 }
+
+/// Fails the test with the run's summary when the run did not pass. (`#expect(r.passed, ...)`
+/// prints the whole result, expanded, before the message, and CI logs cut it before the reason.)
+func expectPassed(_ r: ScenarioResult, _ label: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+    guard !r.passed else { return }
+    Issue.record(Comment(rawValue: (label.isEmpty ? "" : label + ": ") + r.summaryText), sourceLocation: sourceLocation)
+}
+
+/// Fails the test when a run meant to fail passed.
+func expectFailed(_ r: ScenarioResult, sourceLocation: SourceLocation = #_sourceLocation) {
+    guard r.passed else { return }
+    Issue.record(Comment(rawValue: "the run was meant to fail and passed: " + r.summaryText), sourceLocation: sourceLocation)
+}

@@ -32,6 +32,12 @@ public struct AppCallEngine: Sendable {
         }
         if message.event == .call { return receiveCall(message, now: now) }
 
+        // [ours] A message for a session this app has just ended crossed our ending on the wire
+        // (a device heartbeat sent as we hung up): dropped and counted, no reply. 3.1.7: "the other
+        // side does not reply" to a hang-up; a `stop` back would be noise on the device's topic.
+        if state.info?.sessionId != message.sessionId, endedSessions.contains(message.sessionId) {
+            return [.refused(message, .sessionEnded)]
+        }
         // 3.4 (mirrored): an event for a session we do not have, or from someone not in it.
         guard let info = state.info, info.sessionId == message.sessionId else {
             return refuseUndefinedSession(message, why: .undefinedSession)

@@ -68,7 +68,8 @@ public enum Refusal: Sendable, Equatable, CustomStringConvertible {
     /// PROTOCOL.md 3.4: no `curId` or no `sessionId` (empty): there is no one to answer; dropped.
     case anonymous
     /// A `call` for a session this side has already ended (a late duplicate; EndedSessions):
-    /// logged, no reply, no ring.
+    /// logged, no reply, no ring. App role: any message for a session it has just ended (one
+    /// that crossed the ending on the wire): logged, no reply.
     case sessionEnded
     /// The engine has shut down.
     case shutDown
@@ -94,7 +95,7 @@ public enum Refusal: Sendable, Equatable, CustomStringConvertible {
         case .notAddressedToUs(let target): "addressed to '\(target)', not to us"
         case .unexpected(let event, let phase): "'\(event.rawValue)' makes no sense while \(phase.rawValue)"
         case .anonymous: "no curId or sessionId: no one to answer"
-        case .sessionEnded: "a call for a session that has already ended here (a late duplicate)"
+        case .sessionEnded: "a message for a session that has already ended here (late, or a duplicate)"
         case .shutDown: "shut down"
         case .notInHousehold(let user): "user '\(user)' is not in the household"
         case .notCurrentCall(let eData): "'\(eData)' is not the current doorbell call"
