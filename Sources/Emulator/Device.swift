@@ -201,28 +201,25 @@ public actor Device {
     nonisolated var wakeTopic: String { TopicTemplates.wakePrefix + devId }
 
     /// `template` with every `{devId}` replaced, then `suffix`, in a string of exactly that size
-    /// (pure Swift: no NSString bridge; the in topic and the will topic are kept per device).
+    /// (pure Swift over UTF-8 bytes: no NSString bridge, no grapheme walk; the in topic and the
+    /// will topic are kept per device, the meta and online topics are made at each connect).
     static func fill(_ template: String, _ devId: String, suffix: String = "") -> String {
-        let placeholder = TopicTemplates.placeholder
-        var parts: [Substring] = []
-        var start = template.startIndex
-        var index = template.startIndex
-        while index < template.endIndex {
-            if template[index...].hasPrefix(placeholder) {
-                parts.append(template[start..<index])
-                parts.append(devId[...])
-                index = template.index(index, offsetBy: placeholder.count)
-                start = index
+        let placeholder = TopicTemplates.placeholder.utf8
+        let source = template.utf8
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(source.count + devId.utf8.count + suffix.utf8.count)
+        var index = source.startIndex
+        while index < source.endIndex {
+            if source[index] == placeholder.first, source[index...].starts(with: placeholder) {
+                bytes.append(contentsOf: devId.utf8)
+                index = source.index(index, offsetBy: placeholder.count)
             } else {
-                index = template.index(after: index)
+                bytes.append(source[index])
+                index = source.index(after: index)
             }
         }
-        parts.append(template[start...])
-        parts.append(suffix[...])
-        var filled = ""
-        filled.reserveCapacity(parts.reduce(0) { $0 + $1.utf8.count })
-        for part in parts { filled += part }
-        return filled
+        bytes.append(contentsOf: suffix.utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The MQTT options of the profile's device on `connection`: client id, credentials, keep
@@ -444,10 +441,13 @@ public actor Device {
 
     private func becameReady() {
         guard connected, !stopped else { return }
-        publishPresence()
-        // PROTOCOL.md 8.3: "On connect ... the device reports all its DPs once"; 8.4: the idle
-        // timer starts.
-        reportAllDataPoints()
+        // One TCP segment for the three (a reconnect storm's cost is per segment).
+        client.corked {
+            publishPresence()
+            // PROTOCOL.md 8.3: "On connect ... the device reports all its DPs once".
+            reportAllDataPoints()
+        }
+        // 8.4: the idle timer starts.
         runPower(power.start(now: clock.nowMs()))
         ready = true
         resumeAllReadyWaiters(with: true)

@@ -110,4 +110,13 @@ struct DeviceTemplateTests {
         #expect(second.template !== shared)
         #expect(second.profile == category)
     }
+
+    @Test("A topic template is filled byte for byte: every {devId}, none at all, non-ASCII around it, a brace that is not one")
+    func fillTopics() {
+        #expect(Device.fill("smart/device/meta/{devId}", "dev-1", suffix: "/online") == "smart/device/meta/dev-1/online")
+        #expect(Device.fill("{devId}/a/{devId}", "x") == "x/a/x")
+        #expect(Device.fill("plain/topic", "x") == "plain/topic")
+        #expect(Device.fill("häus/{devId}/ü{dev", "ß") == "häus/ß/ü{dev")
+        #expect(Device.fill("", "x", suffix: "/s") == "/s")
+    }
 }
