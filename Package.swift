@@ -5,15 +5,6 @@
 import Foundation
 import PackageDescription
 
-// Cold code (issue 22, docs/building.md "Cold modules at -Onone"): modules that no hot path runs
-// (the generated OpenAPI code, the control API's server glue and console, scenarios, the cloud
-// join's link, the `ipcemu` command module) compile without optimisation in release builds too:
-// about 110 of a cold release build's 640 CPU-seconds less, and the build's last module (`ipcemu`)
-// 25 s sooner. Debug builds are unchanged. unsafeFlags make SwiftPM refuse, as a versioned
-// dependency, only the products that contain these modules (ControlAPI); IPCEmuTesting, what other
-// packages use, contains none of them (scripts/check-consumer.sh).
-let coldInRelease: [SwiftSetting] = [.unsafeFlags(["-Onone"], .when(configuration: .release))]
-
 let package = Package(
     name: "ipcemu",
     platforms: [.macOS(.v14)],
@@ -35,9 +26,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
-        // Hummingbird's default traits minus ConfigurationSupport: swift-configuration (19 release
-        // CPU-seconds, docs/building.md) is not compiled; its config readers are not used here.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -45,7 +33,6 @@ let package = Package(
         // The control API's code is generated from Sources/ControlAPISpec/openapi.yaml by
         // scripts/generate-openapi.sh and committed (docs/building.md): no generator in the build.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
-        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
     ],
     targets: [
         // MARK: Wire: envelopes, 308 call events, 302 WebRTC signalling, 309 probe, pv2.2/pv2.3.
@@ -74,6 +61,15 @@ let package = Package(
         ),
         .target(name: "CHTTPTransfer", dependencies: ["CCurl"]),
         .target(name: "HTTPTransfer", dependencies: ["CHTTPTransfer"]),
+        // MARK: HTTP server: the control API, its event stream and the web console, on the system's
+        // GNU libmicrohttpd (one thread per connection) via a small C shim (docs/building.md).
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(name: "CHTTPServe", dependencies: ["CMicroHTTPD"]),
+        .target(name: "HTTPServe", dependencies: ["CHTTPServe"]),
         // MARK: Tuya cloud link (PROTOCOL.md 9): runs TuyaCloud's join machine in real time (HTTPS
         // through HTTPTransfer, MQTT with TLS through MQTTTransport, the state file, timers), hands
         // the device link to the device, and draws the pairing QR code (libqrencode).
@@ -86,8 +82,7 @@ let package = Package(
             name: "CloudLink",
             dependencies: [
                 "TuyaCloud", "MQTTTransport", "CMosquitto", "DeviceProfile", "IPCWire", "CQREncode", "HTTPTransfer",
-            ],
-            swiftSettings: coldInRelease
+            ]
         ),
         // MARK: Call engine: the sans-IO state machine of PROTOCOL.md section 3, both roles.
         .target(name: "CallEngine", dependencies: ["IPCWire"]),
@@ -197,16 +192,12 @@ let package = Package(
             dependencies: [
                 "IPCWire", "CallEngine", "CallRuntime", "DeviceProfile", "MQTTTransport", "Emulator", "AppSimulator", "IPCMetrics",
                 "CallJournal", "ControlErrors", "WebRTCLink",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 "ControlAPISpec",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
-                // The CLI's client transport (TransferClientTransport).
-                "HTTPTransfer",
-            ],
-            swiftSettings: coldInRelease
+                // The server (MicroHTTPServerTransport) and the CLI's client transport (TransferClientTransport).
+                "HTTPServe", "HTTPTransfer",
+            ]
         ),
         // The control API spec first (docs/control.md): openapi.yaml, and what swift-openapi-generator
         // makes of it (types, server protocol, client; package access) in Generated/, made by
@@ -218,8 +209,7 @@ let package = Package(
             // The generator's output (Generated/) is not ours: scripts/test.sh leaves its warnings
             // (unused imports in files of empty namespaces) out of the check.
             exclude: ["openapi-generator-config.yaml"],
-            resources: [.embedInCode("openapi.yaml")],
-            swiftSettings: coldInRelease
+            resources: [.embedInCode("openapi.yaml")]
         ),
         // MARK: Scenarios: scripted QA campaigns (schema, runner, JUnit and HTML reports).
         .target(
@@ -229,8 +219,7 @@ let package = Package(
                 // `--simulated`: the scenario's devices and apps inside ScenarioSimulation.
                 "Simulation",
                 .product(name: "Yams", package: "Yams"),
-            ],
-            swiftSettings: coldInRelease
+            ]
         ),
         // MARK: The command line.
         .executableTarget(
@@ -244,8 +233,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-            ],
-            swiftSettings: coldInRelease
+            ]
         ),
         // MARK: Tests
         // The fake V4L2 driver behind the injectable ioctl table (camera and device tests).
@@ -280,6 +268,8 @@ let package = Package(
             dependencies: [
                 "ControlAPI", "Emulator", "AppSimulator", "CallEngine", "CallRuntime", "DeviceProfile", "IPCWire", "MQTTTransport",
                 "TestSupport", "WebRTCLink", "CameraTestSupport", "CV4L2", .product(name: "Yams", package: "Yams"),
+                // The HTTP server's own edges (MicroHTTPServerTests).
+                "HTTPServe",
             ]
         ),
         .testTarget(
@@ -337,12 +327,13 @@ if ProcessInfo.processInfo.environment["IPCEMU_FUZZ"] == "1" {
 // sets while it builds the suite with --sanitize=thread or address into its own scratch path. The
 // package shrinks to the media and call stack (wire, engine, runtime, transport, camera, link, device,
 // app and their tests): the control plane (ControlAPI and its generated spec, the metrics, the journal,
-// scenarios, the `ipcemu` command) and its heavy dependency (Hummingbird on SwiftNIO) are left out,
+// scenarios, the `ipcemu` command) and its HTTP server (HTTPServe on libmicrohttpd) are left out,
 // with the tests that need them. A normal
 // `swift build` or `swift test` never sees this.
 if ProcessInfo.processInfo.environment["IPCEMU_SANITIZE"] == "1" {
     let controlPlane: Set<String> = [
         "ControlAPI", "ControlAPISpec", "IPCMetrics", "ControlErrors", "CallJournal", "Scenario", "ipcemu",
+        "HTTPServe", "CHTTPServe", "CMicroHTTPD",
         // Tests of the control plane, or of the `ipcemu` process (they run its binary).
         "ControlAPITests", "FleetTests", "ScenarioTests", "CLITests", "DeviceProfileTests",
         // The cloud join and its tests (they run the binary).

@@ -38,7 +38,7 @@ echo "fresh-machine: load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 t0=$(date +%s.%N)
 at() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
 (
-  for target in OpenAPIHummingbird ArgumentParser Yams Prometheus ServiceLifecycle; do
+  for target in OpenAPIRuntime ArgumentParser Yams Prometheus ServiceLifecycle; do
     [ -e "$work/apt-done" ] && break
     swift build -c release --target "$target" >> "$work/deps.log" 2>&1 || break
     echo "fresh-machine: dependency $target compiled at $(at)"

@@ -14,6 +14,8 @@ BUILD_PACKAGES=(
   openssl libssl-dev
   # HTTP(S) of the cloud join, the pushes and the CLI's control client: the system's libcurl (HTTPTransfer)
   libcurl4-openssl-dev
+  # The control API's HTTP server, its event stream and the web console: GNU libmicrohttpd (HTTPServe)
+  libmicrohttpd-dev
   # WebRTC and media: webrtcbin, x264, decoders, ICE
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad

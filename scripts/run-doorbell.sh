@@ -22,15 +22,15 @@ if [ -n "$deb" ] && [ -z "${IPCEMU_FROM_SOURCE:-}" ]; then
   fi
   exec /usr/bin/ipcemu run --profile /usr/share/ipcemu/device-profiles/doorbell.yaml "$@"
 fi
-# apt (downloads, unpacking) and the compile of the Swift packages ipcemu depends on (SwiftNIO,
-# Hummingbird, the OpenAPI runtime, ArgumentParser, Yams, ...), which need nothing from apt, run at
+# apt (downloads, unpacking) and the compile of the Swift packages ipcemu depends on (the OpenAPI
+# runtime, ArgumentParser, Yams, ...), which need nothing from apt, run at
 # the same time; ipcemu's own modules, which need the -dev packages, build once apt is done. Only
 # what building and running needs is installed (`--build`: no qemu, Chromium, Xvfb, ...; the test
 # command installs those).
 deps_log=$(mktemp -t ipcemu-deps.XXXXXX)
 apt_done="$deps_log.apt-done"
 (
-  for target in OpenAPIHummingbird ArgumentParser Yams Prometheus ServiceLifecycle; do
+  for target in OpenAPIRuntime ArgumentParser Yams Prometheus ServiceLifecycle; do
     [ -e "$apt_done" ] && break
     swift build -c release --target "$target" >> "$deps_log" 2>&1 || break
   done

@@ -11,7 +11,7 @@ protocol LogConfiguredCommand {
 /// swift-log is the one logging system of the process: `main` bootstraps it once, before the
 /// command runs, with the `EventLogHandler` in the command's format and level (human, info for
 /// commands without log options). Every `Logger` the process makes, ours (`EventLog`) and the
-/// libraries' (Hummingbird, service lifecycle), writes through it.
+/// libraries' (service lifecycle), writes through it.
 enum LoggingBootstrap {
     static func install(for command: any ParsableCommand) {
         let configured = command as? any LogConfiguredCommand

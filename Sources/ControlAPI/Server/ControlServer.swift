@@ -1,10 +1,9 @@
 import AppSimulator
 import CallRuntime
 import Foundation
-import Synchronization
-import Hummingbird
-import HummingbirdCore
+import HTTPServe
 import IPCWire
+import Synchronization
 import Logging
 import ControlAPISpec
 
@@ -16,8 +15,9 @@ public struct ControlServerConfiguration: Sendable, Equatable {
     /// Required on every request (`Authorization: Bearer TOKEN`, or `?token=TOKEN` for the
     /// browser's EventSource) when set; required to be set when `host` is not a loopback address.
     public var token: String?
-    /// A connection with no request in flight for this long is closed (a response being written,
-    /// such as the event stream, keeps it open).
+    /// A connection with nothing sent or received for this long is closed (a response being
+    /// written, such as the event stream with its keepalives, keeps it open). Whole seconds: a part
+    /// of one counts as one (libmicrohttpd's unit).
     public var idleTimeout: Duration
     /// At most this many connections at once; further ones wait in the listen backlog until one
     /// closes.
@@ -78,8 +78,8 @@ public final class ControlServer: Sendable {
     public let registry: DeviceRegistry
     public let phone: ConsolePhone?
     private let log: EventLog
-    private let routeTable = RouteTable()
-    private let running = Mutex<(task: Task<Void, Never>?, port: Int?)>((nil, nil))
+    private let transport = MicroHTTPServerTransport()
+    private let server = Mutex<HTTPServer?>(nil)
 
     /// Checks the token rule at once: a non-loopback address without a token is refused here.
     public init(configuration: ControlServerConfiguration, registry: DeviceRegistry, phone: ConsolePhone? = nil,
@@ -92,7 +92,7 @@ public final class ControlServer: Sendable {
     }
 
     /// The port it listens on (after `start`).
-    public var port: Int? { running.withLock { $0.port } }
+    public var port: Int? { server.withLock { $0?.port } }
 
     /// `http://host:port` (after `start`).
     public var url: String {
@@ -102,128 +102,52 @@ public final class ControlServer: Sendable {
 
     /// Binds and serves; returns once the socket listens (or throws why it could not).
     public func start() async throws(ControlError) {
-        // Guards first (cross-site, token, method and media type), then the routes the generator
-        // made from openapi.yaml (ControlHandlers answers them).
-        let router = Router()
-        router.add(middleware: ErrorAsJSONMiddleware())
-        router.add(middleware: CrossSiteGuard(configuration: configuration))
-        if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
-        router.add(middleware: RequestShapeGuard(routes: routeTable))
+        // The routes the generator made from openapi.yaml (ControlHandlers answers them).
         do {
             try ControlHandlers(registry: registry, phone: phone)
-                .registerHandlers(on: RecordingTransport(router: router, table: routeTable), middlewares: [ControlErrorMiddleware()])
+                .registerHandlers(on: transport, middlewares: [ControlErrorMiddleware()])
         } catch {
             throw ControlError(status: 500, "cannot register the API's routes: \(error)")
         }
-
-        let started = StartSignal()
-        var logger = Logger(label: "ipcemu.control")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router,
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(clamping: configuration.idleTimeout.components.seconds) * 1_000_000_000
-                + configuration.idleTimeout.components.attoseconds / 1_000_000_000))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ipcemu",
-                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
-            onServerRunning: { channel in started.fire(.success(channel.localAddress?.port ?? 0)) },
-            logger: logger
-        )
-        let task = Task {
-            do {
-                try await app.run()
-                started.fire(.failure(ControlError(status: 500, "the control server stopped before it listened")))
-            } catch {
-                started.fire(.failure(ControlError(status: 500, "cannot listen on \(configuration.host):\(configuration.port): \(error)")))
-            }
+        let http = HTTPServeConfiguration(
+            host: configuration.host, port: configuration.port, maxConnections: configuration.maxConnections,
+            idleTimeout: configuration.idleTimeout, bodyLimit: RequestShapeGuard.bodyLimit,
+            // A body declared much bigger than any the API takes is not read at all.
+            readLimit: RequestShapeGuard.bodyLimit * 16,
+            tooLarge: (413, ControlErrorResponse.bytes(RequestShapeGuard.tooLarge)), serverName: "ipcemu")
+        let log = self.log
+        let answer = Self.answer(configuration: configuration, transport: transport)
+        let started: HTTPServer
+        do {
+            started = try HTTPServer(configuration: http, log: { message in log.log(.debug, "control HTTP: \(message)") },
+                                     handler: answer)
+        } catch {
+            throw ControlError(status: 500, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
-        running.withLock { $0.task = task }
-        switch await started.wait() {
-        case .success(let port):
-            running.withLock { $0.port = port }
-            log.log(.info, "control API listening", fields: [("url", url), ("token", configuration.token == nil ? "none" : "required")])
-        case .failure(let error):
-            throw error
+        server.withLock { $0 = started }
+        log.log(.info, "control API listening", fields: [("url", url), ("token", configuration.token == nil ? "none" : "required")])
+    }
+
+    /// The guards first (cross-site, token, method, body size and media type), then the operation.
+    private static func answer(configuration: ControlServerConfiguration, transport: MicroHTTPServerTransport) -> HTTPServer.Handler {
+        let crossSite = CrossSiteGuard(configuration: configuration)
+        let token = configuration.token.map(BearerTokenGuard.init)
+        return { request in
+            if let refusal = crossSite.refusal(request) { return ControlErrorResponse.make(refusal) }
+            if let refusal = token?.refusal(request) { return refusal }
+            if let refusal = RequestShapeGuard.refusal(request, allowed: transport.methods(for: request.path)) { return refusal }
+            return await transport.answer(request)
         }
     }
 
     /// Ends the event streams, then stops the server.
     public func stop() async {
         registry.hub.finishAll()
-        let task = running.withLock { r -> Task<Void, Never>? in
-            defer { r.task = nil }
-            return r.task
+        let running = server.withLock { s -> HTTPServer? in
+            defer { s = nil }
+            return s
         }
-        task?.cancel()
-        await task?.value
-    }
-}
-
-/// Resolves once with the bound port or why binding failed.
-final class StartSignal: Sendable {
-    private struct State {
-        var result: Result<Int, ControlError>?
-        var waiter: CheckedContinuation<Result<Int, ControlError>, Never>?
-    }
-    private let state = Mutex(State())
-
-    func fire(_ r: Result<Int, ControlError>) {
-        let w = state.withLock { s -> CheckedContinuation<Result<Int, ControlError>, Never>? in
-            guard s.result == nil else { return nil }
-            s.result = r
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        w?.resume(returning: r)
-    }
-
-    func wait() async -> Result<Int, ControlError> {
-        await withCheckedContinuation { c in
-            let ready = state.withLock { s -> Result<Int, ControlError>? in
-                if let result = s.result { return result }
-                s.waiter = c
-                return nil
-            }
-            if let ready { c.resume(returning: ready) }
-        }
-    }
-}
-
-/// Every request must carry the token: `Authorization: Bearer TOKEN`, or `?token=TOKEN` (the
-/// browser's EventSource cannot set headers).
-struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
-    let token: String
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let header = request.headers[.authorization]
-        let presented = header.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-            ?? request.uri.queryParameters.get("token")
-        guard let presented, Self.same(presented, token) else {
-            var r = ControlErrorResponse.make(ControlError(status: 401, "missing or wrong bearer token", field: "Authorization"))
-            r.headers[.wwwAuthenticate] = "Bearer"
-            return r
-        }
-        return try await next(request, context)
-    }
-
-    /// Compares without an early exit.
-    static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var diff = x.count ^ y.count
-        for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
-        return diff == 0
-    }
-}
-
-/// Errors thrown by Hummingbird itself (unknown path, wrong method) answer in the API's JSON shape too.
-struct ErrorAsJSONMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as HTTPError {
-            let status = error.status
-            let message = status == .notFound ? "no such endpoint: \(request.method.rawValue) \(request.uri.path)" : (error.body ?? status.reasonPhrase)
-            return ControlErrorResponse.make(ControlError(status: status.code, message))
-        }
+        await running?.stop()
     }
 }
 
@@ -237,7 +161,7 @@ public struct ControlRoute: Sendable, Hashable, CustomStringConvertible {
 extension ControlServer {
     /// Every route the server answers (method and OpenAPI path), as the generated server
     /// registered them (after `start`).
-    public var routes: [ControlRoute] { routeTable.all }
+    public var routes: [ControlRoute] { transport.all }
 
     /// The OpenAPI document the server and the CLI's client are generated from (openapi.yaml).
     public static var openAPIDocument: String { String(decoding: OpenAPISpec.yaml, as: UTF8.self) }

@@ -1,69 +1,28 @@
 import CallEngine
 import Foundation
-import Synchronization
+import HTTPServe
 import HTTPTypes
-import Hummingbird
-import OpenAPIHummingbird
 import OpenAPIRuntime
 import ControlAPISpec
-
-/// The routes the generated server registered (method and OpenAPI path), recorded as it registers
-/// them: what answers 405 with `Allow` for a method a path does not list.
-final class RouteTable: Sendable {
-    private let routes = Mutex<[(method: HTTPRequest.Method, template: [Substring])]>([])
-
-    func add(_ method: HTTPRequest.Method, _ path: String) {
-        routes.withLock { $0.append((method, path.split(separator: "/", omittingEmptySubsequences: false))) }
-    }
-
-    var all: [ControlRoute] {
-        routes.withLock { $0.map { ControlRoute(method: $0.method.rawValue, path: $0.template.joined(separator: "/")) } }
-    }
-
-    /// The methods of the path templates `path` matches (`{name}` matches one non-empty segment);
-    /// empty when no template matches.
-    func methods(for path: String) -> [String] {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        let matching = routes.withLock { routes in
-            routes.filter { route in
-                route.template.count == parts.count
-                    && zip(route.template, parts).allSatisfy { t, p in t.hasPrefix("{") ? !p.isEmpty : t == p }
-            }
-        }
-        return Set(matching.map(\.method.rawValue)).sorted()
-    }
-}
-
-/// Registers the generated handlers on the Hummingbird router and records each route.
-struct RecordingTransport: ServerTransport {
-    let router: Router<BasicRequestContext>
-    let table: RouteTable
-
-    func register(_ handler: @Sendable @escaping (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
-                  method: HTTPRequest.Method, path: String) throws {
-        table.add(method, path)
-        router.register(handler, method: method, path: path)
-    }
-}
 
 /// Refuses cross-site use of the console (docs/robustness.md): a request whose `Origin` is not the
 /// host it was sent to (another site's page) gets 403; on a loopback server, a `Host` that is not a
 /// loopback name or the bound address (DNS rebinding: a foreign name resolving to 127.0.0.1) gets
 /// 403 too. Requests without `Origin` (curl, the CLI, same-origin GETs) pass.
-struct CrossSiteGuard<Context: RequestContext>: RouterMiddleware {
+struct CrossSiteGuard {
     let configuration: ControlServerConfiguration
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let host = request.head.authority
+    func refusal(_ request: HTTPServeRequest) -> ControlError? {
+        let host = request.header("Host")
         if configuration.isLoopback, let host, !Self.isAllowedHost(host, bound: configuration.host) {
-            return ControlErrorResponse.make(ControlError(status: 403, "Host '\(host)' is not this server (loopback only)", field: "Host"))
+            return ControlError(status: 403, "Host '\(host)' is not this server (loopback only)", field: "Host")
         }
-        if let origin = request.headers[.origin] {
+        if let origin = request.header("Origin") {
             guard let host, origin.lowercased() == "http://" + host.lowercased() else {
-                return ControlErrorResponse.make(ControlError(status: 403, "cross-site request refused: Origin '\(origin)' is not this server", field: "Origin"))
+                return ControlError(status: 403, "cross-site request refused: Origin '\(origin)' is not this server", field: "Origin")
             }
         }
-        return try await next(request, context)
+        return nil
     }
 
     /// `127.0.0.1:8080`, `localhost`, `[::1]:8080`, or the bound host, with any port.
@@ -81,42 +40,56 @@ struct CrossSiteGuard<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+/// Every request must carry the token: `Authorization: Bearer TOKEN`, or `?token=TOKEN` (the
+/// browser's EventSource cannot set headers).
+struct BearerTokenGuard {
+    let token: String
+
+    func refusal(_ request: HTTPServeRequest) -> HTTPServeResponse? {
+        let header = request.header("Authorization")
+        let presented = header.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? request.queryParameter("token")
+        guard let presented, Self.same(presented, token) else {
+            var r = ControlErrorResponse.make(ControlError(status: 401, "missing or wrong bearer token", field: "Authorization"))
+            r.headers.append(("WWW-Authenticate", "Bearer"))
+            return r
+        }
+        return nil
+    }
+
+    /// Compares without an early exit.
+    static func same(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var diff = x.count ^ y.count
+        for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
+        return diff == 0
+    }
+}
+
 /// Methods a path does not list get 405 with `Allow`; a POST or PUT with a body must say
 /// `Content-Type: application/json` (415 otherwise: no form posts from other sites); bodies are
 /// capped at 256 KiB (413). An empty body is none.
-struct RequestShapeGuard<Context: RequestContext>: RouterMiddleware {
-    let routes: RouteTable
+enum RequestShapeGuard {
     static var bodyLimit: Int { 1 << 18 }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let allowed = routes.methods(for: request.uri.path)
-        if !allowed.isEmpty, !allowed.contains(request.method.rawValue) {
-            var r = ControlErrorResponse.make(ControlError(status: 405, "\(request.method.rawValue) is not allowed on \(request.uri.path) (allowed: \(allowed.joined(separator: ", ")))"))
-            r.headers[.allow] = allowed.joined(separator: ", ")
+    /// `allowed`: the methods of the routes the path matches (none: not a route at all).
+    static func refusal(_ request: HTTPServeRequest, allowed: [String]) -> HTTPServeResponse? {
+        if !allowed.isEmpty, !allowed.contains(request.method) {
+            var r = ControlErrorResponse.make(ControlError(status: 405, "\(request.method) is not allowed on \(request.path) (allowed: \(allowed.joined(separator: ", ")))"))
+            r.headers.append(("Allow", allowed.joined(separator: ", ")))
             return r
         }
-        guard request.method == .post || request.method == .put else { return try await next(request, context) }
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: Self.bodyLimit)
-        } catch {
-            return ControlErrorResponse.make(ControlError(status: 413, "the body is larger than \(Self.bodyLimit) bytes"))
-        }
-        if buffer.readableBytes == 0 {
-            var head = request.head
-            head.headerFields[.contentType] = nil
-            head.headerFields[.contentLength] = "0"
-            return try await next(Request(head: head, body: .init(buffer: ByteBuffer())), context)
-        }
-        let type = request.headers[.contentType].map { $0.split(separator: ";").first.map(String.init) ?? "" }?
+        if request.bodyTooLarge { return ControlErrorResponse.make(tooLarge) }
+        guard request.method == "POST" || request.method == "PUT", !request.body.isEmpty else { return nil }
+        let type = request.header("Content-Type").map { $0.split(separator: ";").first.map(String.init) ?? "" }?
             .trimmingCharacters(in: .whitespaces).lowercased()
         guard type == "application/json" else {
             return ControlErrorResponse.make(ControlError(status: 415, "the body must be JSON (Content-Type: application/json); got \(type ?? "no Content-Type")",
                                                           field: "Content-Type"))
         }
-        return try await next(request, context)
+        return nil
     }
+
+    static var tooLarge: ControlError { ControlError(status: 413, "the body is larger than \(bodyLimit) bytes") }
 }
 
 /// Errors thrown by the generated layer (a body or parameter that does not fit the schema) and by
@@ -218,8 +191,7 @@ enum ControlErrorResponse {
         return ((try? encoder.encode(body)).map(Array.init) ?? Array(#"{"error":"internal error"}"#.utf8)) + [0x0A]
     }
 
-    static func make(_ e: ControlError) -> Response {
-        Response(status: .init(code: e.status), headers: [.contentType: "application/json"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: bytes(e))))
+    static func make(_ e: ControlError) -> HTTPServeResponse {
+        HTTPServeResponse(status: e.status, headers: [("Content-Type", "application/json")], body: .bytes(bytes(e)))
     }
 }
