@@ -88,7 +88,10 @@ public struct GStreamerAppLinks: AppLinkFactory {
 extension AppVideoLink: AppMediaLink {
     func start() throws(WebRTCLinkError) { try offerer.start() }
     func setRemoteAnswer(_ sdp: String) throws(WebRTCLinkError) { try offerer.setRemoteAnswer(sdp) }
-    func addRemoteCandidate(_ line: String, sdpMLineIndex: Int) { offerer.addRemoteCandidate(line, sdpMLineIndex: sdpMLineIndex) }
+    func addRemoteCandidate(_ line: String, sdpMLineIndex: Int) {
+        remoteCandidateArrived()
+        offerer.addRemoteCandidate(line, sdpMLineIndex: sdpMLineIndex)
+    }
     var state: LinkState { offerer.state }
     var hevcReport: AppHEVCReceiver.Report? { hevc?.snapshot }
 }

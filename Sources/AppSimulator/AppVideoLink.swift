@@ -67,6 +67,7 @@ final class AppVideoLink: Sendable {
             dataChannel: dataChannel,
             videoReceiveStep: { step in
                 switch step {
+                case .iceConnected: steps.record(\.iceConnected)
                 case .firstPacket: steps.record(\.firstVideoPacket)
                 case .branchLinked: steps.record(\.receiveBranchLinked)
                 }
@@ -104,6 +105,8 @@ final class AppVideoLink: Sendable {
 
     /// The device's 302 answer came now (live view has no 308 answer to time from).
     func answerArrived() { steps.record(\.answerReceived) }
+    /// One of the device's candidates came now (the first is kept).
+    func remoteCandidateArrived() { steps.record(\.firstRemoteCandidate) }
     var answerArrivedAt: Date? { steps.snapshot.answerReceived }
     /// When each step of this link happened so far.
     var timeline: LinkTimeline { steps.snapshot }

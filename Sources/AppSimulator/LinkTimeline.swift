@@ -15,6 +15,10 @@ public struct LinkTimeline: Sendable, Equatable {
     public var offerSent: Date?
     /// The device's 302 `answer` came.
     public var answerReceived: Date?
+    /// The device's first ICE candidate came (trickled after its answer).
+    public var firstRemoteCandidate: Date?
+    /// ICE found a working pair (webrtcbin's ice-connection-state connected); DTLS follows.
+    public var iceConnected: Date?
     /// The peer connection (ICE and DTLS) reported connected.
     public var connected: Date?
     /// The device's first video packet came out of the app's jitter buffer.

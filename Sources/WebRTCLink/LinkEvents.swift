@@ -49,6 +49,8 @@ public struct LinkEvents: Sendable {
 
 /// The first received video's way to the decoder, step by step (`LinkEvents.videoReceiveStep`).
 public enum VideoReceiveStep: Sendable, Hashable {
+    /// ICE has a working pair (ice-connection-state connected); the DTLS handshake runs next.
+    case iceConnected
     /// The peer's first video packet came out of the jitter buffer (webrtcbin added its src pad).
     case firstPacket
     /// The receive branch (depayloader, decoder) is linked to that pad.

@@ -79,7 +79,8 @@ extension PeerCore {
         switch ICEConnectionState(value) {
         case .failed: fail(.iceFailed)
         case .disconnected: fail(.iceDisconnected)
-        case .new, .checking, .connected, .completed, .closed, nil: break
+        case .connected, .completed: events.videoReceiveStep?(.iceConnected)
+        case .new, .checking, .closed, nil: break
         }
     }
 

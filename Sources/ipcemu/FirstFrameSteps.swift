@@ -12,6 +12,9 @@ struct FirstFrameSteps {
         case answerToOfferSent = "answer -> offer sent"
         case offerToDeviceAnswer = "offer sent -> device's 302 answer"
         case deviceAnswerToConnected = "302 answer -> ICE+DTLS connected"
+        case deviceAnswerToCandidate = "  302 answer -> device's 1st candidate"
+        case candidateToICE = "  1st candidate -> ICE connected"
+        case iceToDTLS = "  ICE connected -> DTLS done (connected)"
         case connectedToFirstCapture = "connected -> first frame captured"
         case captureToFirstDecode = "first frame captured -> decoded"
         case connectedToFirstPacket = "connected -> first video packet"
@@ -34,6 +37,9 @@ struct FirstFrameSteps {
             (.answerToOfferSent, ms(answered, timeline.offerSent)),
             (.offerToDeviceAnswer, ms(timeline.offerSent ?? timeline.offerMade, timeline.answerReceived)),
             (.deviceAnswerToConnected, ms(timeline.answerReceived, timeline.connected)),
+            (.deviceAnswerToCandidate, ms(timeline.answerReceived, timeline.firstRemoteCandidate)),
+            (.candidateToICE, ms(timeline.firstRemoteCandidate, timeline.iceConnected)),
+            (.iceToDTLS, ms(timeline.iceConnected, timeline.connected)),
             (.connectedToFirstCapture, ms(timeline.connected, captured)),
             (.captureToFirstDecode, ms(captured, first)),
             (.connectedToFirstPacket, ms(timeline.connected, timeline.firstVideoPacket)),
