@@ -44,9 +44,7 @@ bool cgw_link_pad_to_bin(CgwElement *pipeline, CgwPad *pad, CgwElement *bin, cha
 }
 
 bool cgw_pipeline_add_bin(CgwElement *pipeline, CgwElement *bin) {
-    if (!gst_bin_add(GST_BIN(pipeline), bin)) return false;
-    gst_element_sync_state_with_parent(bin);
-    return true;
+    return gst_bin_add(GST_BIN(pipeline), bin);
 }
 
 bool cgw_link_pad_to_added_bin(CgwPad *pad, CgwElement *bin, char **error_out) {

@@ -45,10 +45,8 @@ extension PeerCore {
         preparesVideoReceive && OutputDescriptions.receiveBranch(media: "video", encoding: "H264", devices: devices) == nil
     }
 
-    /// Builds the H.264 receive branch and adds it to the playing pipeline once negotiation has
-    /// started, so the first packet only links it (building it at pad-added cost the first frame a
-    /// few ms). Should the first video pad come first (it cannot before ICE and DTLS), that pad got
-    /// a branch of its own and this one stays unlinked until close.
+    /// Builds the H.264 receive branch and adds it to the pipeline before it plays, so the first
+    /// packet only links it (building it at pad-added cost the first frame a few ms).
     func prebuildVideoReceiveBranch(pipeline: OpaquePointer) throws(WebRTCLinkError) {
         guard prebuildsVideoReceiveBranch else { return }
         let bin: OpaquePointer
@@ -60,7 +58,7 @@ extension PeerCore {
             throw .pipeline("could not add the video receive branch to the pipeline")
         }
         let binRef = GstRef(bin)
-        fields.withLock { f in if f.receivedVideoPad == nil { f.prebuiltVideoBranch = binRef.pointer } }
+        fields.withLock { $0.prebuiltVideoBranch = binRef.pointer }
     }
 
     private func keepReceivedVideoPad(_ pad: OpaquePointer) {

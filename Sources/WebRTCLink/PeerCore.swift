@@ -146,6 +146,7 @@ final class PeerCore: Sendable {
             }
         }
         connectSignals(pipeline: pipeline, webrtc: webrtc)
+        try prebuildVideoReceiveBranch(pipeline: pipeline)
 
         if let encoded = cgw_bin_get_child(pipeline, "videoencoded") {
             if let pad = cgw_element_get_static_pad(encoded, "src") {
@@ -181,10 +182,6 @@ final class PeerCore: Sendable {
         case .answerLater:
             break
         }
-        // The receive branch is needed at the first packet, after ICE and DTLS: built while
-        // webrtcbin makes the offer on its own thread, not before it (the offer is on the way to
-        // the first frame when the call is answered at once).
-        try prebuildVideoReceiveBranch(pipeline: pipeline)
     }
 
     private func configureICE(_ webrtc: OpaquePointer) throws(WebRTCLinkError) {

@@ -220,7 +220,7 @@ CgwElement *cgw_bin_new_from_description(const char *description, char **error_o
 /* Adds the bin to the pipeline, starts it and links `pad` to its "sink" pad. The caller keeps its
  * own reference to the bin. */
 bool cgw_link_pad_to_bin(CgwElement *pipeline, CgwPad *pad, CgwElement *bin, char **error_out);
-/* Adds a bin to a pipeline and brings it to the pipeline's state (playing or not yet). */
+/* Adds a bin to a pipeline that does not play yet (the bin follows the pipeline's state). */
 bool cgw_pipeline_add_bin(CgwElement *pipeline, CgwElement *bin);
 /* Links `pad` to the "sink" pad of a bin already in the pipeline (a receive branch built ahead). */
 bool cgw_link_pad_to_added_bin(CgwPad *pad, CgwElement *bin, char **error_out);
