@@ -180,4 +180,13 @@ enum SDPEditing {
         }
         return lines.joined(separator: "\r\n")
     }
+
+    /// The answerer's DTLS role (RFC 5763): `a=setup:passive` (the answerer is the DTLS server)
+    /// when the offer left the choice to it (`actpass`); an offer that says `active` or `passive`
+    /// keeps webrtcbin's answer. As the server, the device finishes its handshake first and its
+    /// first SRTP packets follow its last flight at once, instead of waiting for the app's.
+    static func answeringAsDTLSServer(_ answer: String, offer: String) -> String {
+        guard offer.contains("a=setup:actpass") else { return answer }
+        return answer.replacingOccurrences(of: "a=setup:active", with: "a=setup:passive")
+    }
 }

@@ -98,7 +98,7 @@ public final class WebRTCAnswerer: Sendable {
         self.devices = devices
         encoderFactory = try Self.encoderFactory(for: media)
         layout = PipelineLayout(plan: plan, media: media, devices: devices, options: options, encoderFactory: encoderFactory)
-        let edit = Self.answerEdit(plan: plan)
+        let edit = Self.answerEdit(plan: plan, offer: offer)
         if let prepared, let core = prepared.take(for: layout, media: media, devices: devices, options: options,
                                                   events: events, edit: edit) {
             self.core = core
@@ -113,8 +113,9 @@ public final class WebRTCAnswerer: Sendable {
 
     /// webrtcbin 1.22 leaves profile-level-id out of the answer's H.264 fmtp (the encoder's SPS
     /// says 42c0xx, the offer 42e0xx: both constrained baseline). State it.
-    static func answerEdit(plan: AnswerPlan) -> @Sendable (String) -> String {
-        { answer in
+    static func answerEdit(plan: AnswerPlan, offer: String) -> @Sendable (String) -> String {
+        { created in
+            let answer = SDPEditing.answeringAsDTLSServer(created, offer: offer)
             guard let video = plan.videoPayload else { return answer }
             return SDPEditing.settingH264ProfileLevelID(
                 in: answer, payloadType: video.payloadType, profileLevelID: plan.answerProfileLevelID)

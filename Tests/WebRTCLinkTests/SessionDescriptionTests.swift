@@ -115,6 +115,17 @@ func planRejectsTextThatIsNotAnOfferWithMedia(_ text: String) {
             .contains("a=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1;profile-level-id=42c01f\r\n"))
 }
 
+@Test func theDeviceTakesTheDTLSServerRoleOnlyWhenTheOfferLeavesItTheChoice() {
+    let answer = "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=setup:active\r\nm=audio 9 UDP/TLS/RTP/SAVPF 8\r\na=setup:active\r\n"
+    let edited = SDPEditing.answeringAsDTLSServer(answer, offer: "v=0\r\na=setup:actpass\r\n")
+    #expect(!edited.contains("a=setup:active"))
+    #expect(edited.components(separatedBy: "a=setup:passive").count == 3)
+    // An offer that chose its role (active: the app is the client) keeps webrtcbin's answer.
+    let passive = "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=setup:passive\r\n"
+    #expect(SDPEditing.answeringAsDTLSServer(passive, offer: "v=0\r\na=setup:active\r\n") == passive)
+    #expect(SDPEditing.answeringAsDTLSServer(answer, offer: "v=0\r\na=setup:passive\r\n") == answer)
+}
+
 @Test func i420SizeFollowsGStreamersDefaultLayout() {
     #expect(WebRTCAnswerer.i420Size(width: 1280, height: 720) == 1280 * 720 * 3 / 2)
     #expect(WebRTCAnswerer.i420Size(width: 320, height: 240) == 115_200)
