@@ -441,13 +441,10 @@ public actor Device {
 
     private func becameReady() {
         guard connected, !stopped else { return }
-        // One TCP segment for the three (a reconnect storm's cost is per segment).
-        client.corked {
-            publishPresence()
-            // PROTOCOL.md 8.3: "On connect ... the device reports all its DPs once".
-            reportAllDataPoints()
-        }
-        // 8.4: the idle timer starts.
+        publishPresence()
+        // PROTOCOL.md 8.3: "On connect ... the device reports all its DPs once"; 8.4: the idle
+        // timer starts.
+        reportAllDataPoints()
         runPower(power.start(now: clock.nowMs()))
         ready = true
         resumeAllReadyWaiters(with: true)

@@ -120,53 +120,12 @@ final class ClientConnection: @unchecked Sendable {
     /// `locked` for the loop thread: afterwards the worker re-syncs epoll and timers.
     func loopLocked(_ body: (OpaquePointer) -> Void) {
         let delivery = mutex.withLock { _ -> Delivery in
-            if let handle {
-                body(handle)
-                writeQueuedNow(handle)
-            }
+            if let handle { body(handle) }
             worker.synchronize(self, handle: handle, socketClosed: socketClosed)
             socketClosed = false
             return takeOutbox()
         }
         deliver(delivery)
-    }
-
-    /// Once connected, what libmosquitto queued during a callback (the SUBSCRIBE after a CONNACK,
-    /// the PUBACK of a received message) is written at once, on the loop thread, rather than after
-    /// the worker registered EPOLLOUT and the loop turned: two `epoll_ctl` calls and a loop turn
-    /// fewer per burst (4.7% of a 100,000-device reconnect storm's CPU was `epoll_ctl`). Only a
-    /// socket that would block still waits for EPOLLOUT (`synchronize`). Before the CONNACK the
-    /// socket may still be connecting, so that phase keeps waiting for EPOLLOUT. With the mutex held.
-    private func writeQueuedNow(_ mosq: OpaquePointer) {
-        guard lifecycle.attempt?.acknowledged == true, mosquitto_socket(mosq) >= 0, mosquitto_want_write(mosq) else { return }
-        _ = mosquitto_loop_write(mosq, 1)
-    }
-
-    /// Runs `body` (publishes, from any thread) with the socket corked (`TCP_CORK`): the packets
-    /// it hands to libmosquitto leave in as few TCP segments as fit, instead of one segment each
-    /// (TCP_NODELAY is on). A device's presence at each connect (meta, online status, data points)
-    /// is one segment to the broker rather than three. A socket closed or replaced meanwhile is
-    /// left alone.
-    func corked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        let fd = mutex.withLock { _ -> Int32 in
-            guard let handle, lifecycle.attempt?.acknowledged == true else { return -1 }
-            let fd = mosquitto_socket(handle)
-            if fd >= 0 { Self.setCork(fd, on: true) }
-            return fd
-        }
-        defer {
-            if fd >= 0 {
-                mutex.withLock { _ in
-                    if let handle, mosquitto_socket(handle) == fd { Self.setCork(fd, on: false) }
-                }
-            }
-        }
-        return try body()
-    }
-
-    private static func setCork(_ fd: Int32, on: Bool) {
-        var value: Int32 = on ? 1 : 0
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// What the callbacks recorded, and where it goes, taken with the mutex held.
@@ -495,14 +454,9 @@ final class ClientConnection: @unchecked Sendable {
                 if !lifecycle.wantsConnection { setState(.disconnected(reason: reason)) }
                 return
             }
-            // No DISCONNECT: the broker sees the TCP connection end and publishes the will. The
-            // connection ends with a reset (SO_LINGER 0: libmosquitto's close sends RST once the
-            // shut read side makes it give up), as a dropped link would, rather than the FIN
-            // exchange and TIME_WAIT of an orderly close (a reconnect storm drops 100,000 at once).
+            // No DISCONNECT: the broker sees the TCP connection end and publishes the will.
             lifecycle.updateAttempt { $0.closingReason = reason }
-            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-            _ = shutdown(fd, Int32(SHUT_RD))
+            _ = shutdown(fd, Int32(SHUT_RDWR))
             readAvailable(mosq)
         }
     }

@@ -130,13 +130,6 @@ public final class MQTTClient: Sendable {
         try connection.publish(topic: topic, payload: payload, qos: qos, retain: retain)
     }
 
-    /// Runs `body`'s publishes with the socket corked, so that they leave in as few TCP segments
-    /// as fit (several publishes at once: a device's presence at each connect). Only while
-    /// connected; otherwise `body` just runs.
-    public func corked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        try connection.corked(body)
-    }
-
     /// Publishes and waits for the broker's PUBACK (QoS 1); QoS 0 returns once written.
     public func publishAndWaitForAck(
         topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false,

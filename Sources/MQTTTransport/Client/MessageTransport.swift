@@ -20,16 +20,11 @@ public protocol MessageTransport: AnyObject, Sendable {
     /// Drops the connection without a DISCONNECT (the broker publishes the last will).
     func disconnectAbruptly(reconnect: Bool)
     func close()
-    /// Runs `body`'s publishes so that they leave together (`MQTTClient`: one corked socket);
-    /// the default just runs it.
-    func corked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T
 }
 
 extension MQTTClient: MessageTransport {}
 
 extension MessageTransport {
-    public func corked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { try body() }
-
     /// For transports without an inbox of their own (test stand-ins, the cloud's device link):
     /// one task moves the stream's items into the inbox, in order, until the stream finishes.
     public func makeInbox(limit: Int, wake: @escaping @Sendable () -> Void) -> MQTTInbox {
