@@ -94,6 +94,10 @@ async def main(wanted_frames, timeout):
             except Exception:
                 return
             counts[track.kind] += 1
+            # Done once both kinds came: the video's frames and at least one audio frame (on a
+            # loaded machine the audio's first packet can come after the video's 60th frame).
+            if counts["video"] >= wanted_frames and counts["audio"] > 0:
+                done.set()
             if track.kind == "video":
                 now_ms = time.time() * 1000
                 counts["width"], counts["height"] = frame.width, frame.height
@@ -115,8 +119,6 @@ async def main(wanted_frames, timeout):
                     counts["firstFrameMs"] = round((time.monotonic() - answered["at"]) * 1000, 1)
                 if counts["video"] % 10 == 0:
                     say({"video": counts["video"], "width": frame.width, "height": frame.height})
-                if counts["video"] >= wanted_frames:
-                    done.set()
 
     @pc.on("track")
     def on_track(track):
