@@ -241,7 +241,8 @@ public final class VideoFeeds: Sendable {
             self.output = output
             self.capture = capture
             let box = FeedBox()
-            fanOut = VideoFanOut { box.feed?.forceKeyFrame() }
+            // Links send each unit through their whole send path on the fan-out's lanes.
+            fanOut = VideoFanOut(delivery: .perCore) { box.feed?.forceKeyFrame() }
             box.set(self)
         }
 

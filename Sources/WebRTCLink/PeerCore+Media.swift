@@ -157,14 +157,22 @@ extension PeerCore {
         return Array(UnsafeBufferPointer(start: bytes, count: length))
     }
 
-    // MARK: Sending from appsrc
+    // MARK: Sending from appsrc or the pushed pad
 
-    /// Pushes one buffer into the "videoin" appsrc. The caller's PTS (any clock) is mapped onto the
+    /// Pushes one buffer into the "videoin" appsrc, or through the pushed pad on this thread. The caller's PTS (any clock) is mapped onto the
     /// pipeline's running time, keeping its spacing; nil or a jump of more than a second re-anchors.
     func pushVideoBuffer(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64?, keyFrame: Bool) -> Bool {
-        guard let (appsrc, pipeline) = fields.withLock({ f -> (OpaquePointer, OpaquePointer)? in
-            guard f.phase != .closed, let videoIn = f.videoIn, let pipeline = f.pipeline else { return nil }
-            return (videoIn, pipeline)
+        enum Input { case appsrc(OpaquePointer), pad(OpaquePointer) }
+        guard let (input, pipeline) = fields.withLock({ f -> (Input, OpaquePointer)? in
+            guard f.phase != .closed, let pipeline = f.pipeline else { return nil }
+            if let pad = f.videoPad {
+                // Only once connected: before the answer webrtcbin holds its sink pads blocked, and a
+                // push on the caller's thread (a fan-out lane shared by many links) would wait
+                // there; before DTLS nothing could be sent anyway.
+                return f.state == .connected ? (.pad(pad), pipeline) : nil
+            }
+            guard let videoIn = f.videoIn else { return nil }
+            return (.appsrc(videoIn), pipeline)
         }) else { return false }
         let running = cgw_element_running_time_ns(pipeline)
         let (pts, duration): (Int64, Int64) = fields.withLock { f in
@@ -181,7 +189,23 @@ extension PeerCore {
             f.lastPushedPts = mapped
             return (mapped, f.frameDurationNanos)
         }
-        return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, duration, !keyFrame)
+        switch input {
+        case .appsrc(let appsrc): return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, duration, !keyFrame)
+        case .pad(let pad): return cgw_pusher_push(pad, bytes.baseAddress, bytes.count, pts, duration, !keyFrame)
+        }
+    }
+
+    /// Pushes one buffer of the shared tone through the pushed audio pad, on this thread, stamped
+    /// with the pipeline's running time.
+    func pushAudioBuffer(_ bytes: UnsafeRawBufferPointer) {
+        guard let (pad, pipeline) = fields.withLock({ f -> (OpaquePointer, OpaquePointer)? in
+            // Only once connected, as for the pushed video.
+            guard f.phase != .closed, f.state == .connected, let pad = f.audioPad, let pipeline = f.pipeline else { return nil }
+            return (pad, pipeline)
+        }) else { return }
+        // PCMA: one byte per sample at 8 kHz.
+        let duration = Int64(bytes.count) * 125_000
+        _ = cgw_pusher_push(pad, bytes.baseAddress, bytes.count, cgw_element_running_time_ns(pipeline), duration, false)
     }
 
     // MARK: Speaker (PROTOCOL.md 8.6)

@@ -75,6 +75,12 @@ struct CoreFields {
     var pipeline: OpaquePointer?
     var webrtc: OpaquePointer?
     var videoIn: OpaquePointer?
+    /// The pad access units are pushed into on the caller's thread (`.h264AccessUnits`; then
+    /// there is no "videoin" appsrc).
+    var videoPad: OpaquePointer?
+    /// The pad the process's shared tone is pushed into (`SharedAudioTone`), and its subscription.
+    var audioPad: OpaquePointer?
+    var toneSubscription: Int?
     var receiveBins: [OpaquePointer] = []
     /// The H.264 receive branch built before the first packet, until that packet's pad takes it
     /// (also in `receiveBins`, which owns the reference).

@@ -89,6 +89,10 @@ final class PeerCore: Sendable {
         if case .attached(_, let transport) = f.hooks.dtls { cgw_object_unref(transport) }
         for bin in f.receiveBins { cgw_element_unref(bin) }
         if let videoIn = f.videoIn { cgw_element_unref(videoIn) }
+        for pad in [f.videoPad, f.audioPad].compactMap({ $0 }) {
+            cgw_pusher_detach(pad)
+            cgw_pad_unref(pad)
+        }
         if let webrtc = f.webrtc { cgw_element_unref(webrtc) }
         if let pipeline = f.pipeline {
             cgw_pipeline_stop(pipeline)
@@ -99,7 +103,13 @@ final class PeerCore: Sendable {
     // MARK: Start
 
     /// Builds the pipeline, applies transceiver settings, plays, and starts negotiating.
-    func start(description: String, transceivers: [TransceiverSetup], frameRate: Int?) throws(WebRTCLinkError) {
+    /// With `pushedVideoCaps`, access units are pushed (`pushVideoBuffer`) straight into the sink
+    /// pad of the element named "videoencoded", on the pushing thread, with these caps. With
+    /// `sendsSharedTone`, the process's `SharedAudioTone` is pushed into "audiopay".
+    func start(
+        description: String, transceivers: [TransceiverSetup], frameRate: Int?, pushedVideoCaps: String? = nil,
+        sendsSharedTone: Bool = false
+    ) throws(WebRTCLinkError) {
         try GStreamerRuntime.start()
         let refusal: WebRTCLinkError? = fields.withLock { f in
             switch f.phase {
@@ -122,11 +132,35 @@ final class PeerCore: Sendable {
             throw .pipeline("no webrtcbin in the pipeline")
         }
         let videoIn = cgw_bin_get_child(pipeline, "videoin")
-        let refs = (pipeline: GstRef(pipeline), webrtc: GstRef(webrtc), videoIn: videoIn.map(GstRef.init))
+        var videoPad: OpaquePointer?
+        if let pushedVideoCaps {
+            videoPad = cgw_pusher_attach(pipeline, "videoencoded", pushedVideoCaps, &error)
+            if videoPad == nil {
+                if let videoIn { cgw_element_unref(videoIn) }
+                cgw_element_unref(webrtc)
+                cgw_element_unref(pipeline)
+                throw .pipeline(takeCString(error))
+            }
+        }
+        var audioPad: OpaquePointer?
+        if sendsSharedTone {
+            audioPad = cgw_pusher_attach(pipeline, "audiopay", SharedAudioTone.caps, &error)
+            if audioPad == nil {
+                if let videoPad { cgw_pad_unref(videoPad) }
+                if let videoIn { cgw_element_unref(videoIn) }
+                cgw_element_unref(webrtc)
+                cgw_element_unref(pipeline)
+                throw .pipeline(takeCString(error))
+            }
+        }
+        let refs = (pipeline: GstRef(pipeline), webrtc: GstRef(webrtc), videoIn: videoIn.map(GstRef.init),
+                    videoPad: videoPad.map(GstRef.init), audioPad: audioPad.map(GstRef.init))
         fields.withLock { f in
             f.pipeline = refs.pipeline.pointer
             f.webrtc = refs.webrtc.pointer
             f.videoIn = refs.videoIn?.pointer
+            f.videoPad = refs.videoPad?.pointer
+            f.audioPad = refs.audioPad?.pointer
         }
 
         try configureICE(webrtc)
@@ -159,12 +193,27 @@ final class PeerCore: Sendable {
             _ = cgw_pad_on_key_unit_request(pad, onKeyUnitRequested, CoreReference.retained(self), releaseCoreReference)
             cgw_pad_unref(pad)
         }
+        if let videoPad, events.keyFrameRequested != nil {
+            _ = cgw_pad_on_key_unit_request(videoPad, onKeyUnitRequested, CoreReference.retained(self), releaseCoreReference)
+        }
 
         transition(to: .connecting)
         guard cgw_pipeline_play(pipeline) else {
             throw .pipeline("the pipeline refused to play (a missing element or device?)")
         }
         fields.withLock { f in if f.phase == .starting { f.phase = .playing } }
+        if sendsSharedTone {
+            switch SharedAudioTone.pcma.subscribe({ [weak self] bytes, _ in self?.pushAudioBuffer(bytes) }) {
+            case .success(let id):
+                let closed: Bool = fields.withLock { f in
+                    guard f.phase != .closed else { return true }
+                    f.toneSubscription = id
+                    return false
+                }
+                if closed { SharedAudioTone.pcma.unsubscribe(id) }
+            case .failure(let problem): throw problem
+            }
+        }
         if let report = events.dataChannel {
             for label in dataChannelLabels {
                 guard let channel = cgw_webrtc_create_data_channel(webrtc, label, true) else {
@@ -271,15 +320,22 @@ final class PeerCore: Sendable {
     }
 
     private func teardown() {
-        let (pipeline, webrtc, handlers, dtls, bus, timer, appsrc) = fields.withLock { f in
-            (f.pipeline, f.webrtc, f.webrtcHandlers, f.hooks.dtls, f.busWatch, f.watchdog, f.videoIn)
+        let (pipeline, webrtc, handlers, dtls, bus, timer, appsrc, videoPad) = fields.withLock { f in
+            (f.pipeline, f.webrtc, f.webrtcHandlers, f.hooks.dtls, f.busWatch, f.watchdog, f.videoIn, f.videoPad)
         }
+        let (audioPad, tone) = fields.withLock { f in
+            defer { f.toneSubscription = nil }
+            return (f.audioPad, f.toneSubscription)
+        }
+        if let tone { SharedAudioTone.pcma.unsubscribe(tone) }
 
         cgw_shared_loop_remove_source(timer)
         cgw_shared_loop_remove_source(bus)
         if let webrtc { for handler in handlers { cgw_signal_disconnect(UnsafeMutableRawPointer(webrtc), handler) } }
         if case .attached(let handler, let transport) = dtls { cgw_signal_disconnect(transport, handler) }
         if let appsrc { cgw_appsrc_end_of_stream(appsrc) }
+        if let videoPad { cgw_pusher_end_of_stream(videoPad) }
+        if let audioPad { cgw_pusher_end_of_stream(audioPad) }
         // A recording writes its index (the end-of-stream reaches its sink) before the pipeline stops.
         for (bin, entry) in fields.withLock({ $0.outputBranches }) where !cgw_output_failed(bin, entry) {
             if !cgw_output_finish(bin, entry, 3000) { events.outputProblem?("\(entry) did not finish within 3 s") }

@@ -65,11 +65,16 @@ enum PipelineDescriptions {
         case .h264AccessUnits:
             // No width/height in the caps: h264parse reads them from each SPS, so the stream may
             // change size at a key frame (PROTOCOL.md 4 `resolution`).
-            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=8"
-                + " caps=\"video/x-h264,stream-format=byte-stream,alignment=au,framerate=\(video.fps)/1\""
-                + " ! h264parse name=videoencoded config-interval=-1"
+            // No appsrc: the caller pushes into the parser's sink pad on its own thread
+            // (`pushedAccessUnitCaps`, `cgw_pusher_attach`).
+            source = "h264parse name=videoencoded config-interval=-1"
         }
         return source + " ! " + videoPayloader(payloadType: payloadType) + " ! webrtc."
+    }
+
+    /// Caps of the access units pushed into "videoencoded" (`.h264AccessUnits`).
+    static func pushedAccessUnitCaps(fps: Int) -> String {
+        "video/x-h264,stream-format=byte-stream,alignment=au,framerate=\(max(1, fps))/1"
     }
 
     /// A shared encoder (issue 11): frames in through "videoin", access units out of the appsink
@@ -127,6 +132,13 @@ enum PipelineDescriptions {
                 + " ! application/x-rtp,media=audio,encoding-name=OPUS,payload=\(payloadType),clock-rate=48000"
                 + " ! webrtc."
         }
+    }
+
+    /// PCMA from the process's shared tone (`SharedAudioTone`), pushed into "audiopay", ending
+    /// in webrtcbin's next sink pad.
+    static func sharedToneSend(payloadType: Int) -> String {
+        "rtppcmapay name=audiopay pt=\(payloadType)"
+            + " ! application/x-rtp,media=audio,encoding-name=PCMA,payload=\(payloadType),clock-rate=8000 ! webrtc."
     }
 
     /// Receive branch for a webrtcbin src pad; nil when the encoding is not one we decode (it is

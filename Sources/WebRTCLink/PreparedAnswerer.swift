@@ -45,7 +45,9 @@ public final class PreparedAnswerer: Sendable {
             // Directions are the offer's; until then every transceiver only sends (nothing is
             // negotiated, so nothing is sent either).
             let placeholders = layout.transceivers.map { TransceiverSetup(target: $0.target, direction: .sendonly, caps: $0.caps) }
-            try core.start(description: layout.description, transceivers: placeholders, frameRate: media.video.fps)
+            try core.start(
+                description: layout.description, transceivers: placeholders, frameRate: media.video.fps,
+                pushedVideoCaps: layout.pushedVideoCaps, sendsSharedTone: layout.sendsSharedTone)
         } catch {
             core.close()
             throw error

@@ -28,14 +28,42 @@ public struct FanOutStatistics: Sendable, Hashable {
     /// Subscribers that fell behind while being caught up (more than `RecentUnits.Limit.maxUnits`
     /// came meanwhile) and waited for a key frame instead.
     public var catchUpsAbandoned = 0
+    /// Subscribers whose delivery lane fell more than `VideoFanOut.laneBacklogLimit` units behind
+    /// (a machine out of CPU): they skip to the next key frame, which is asked for.
+    public var laneOverflows = 0
 
     public init() {}
 }
 
 public final class VideoFanOut: Sendable {
     /// Gets one access unit (Annex B), borrowed for the duration of the call, on the source's
-    /// thread; return quickly (push into an appsrc, which copies).
+    /// thread (or the subscriber's delivery lane); each subscriber's units come in order, one at
+    /// a time.
     public typealias Handler = @Sendable (_ accessUnit: UnsafeRawBufferPointer, _ isKeyFrame: Bool) -> Void
+
+    /// Where handlers run.
+    public enum Delivery: Sendable, Hashable {
+        /// On the source's thread, one subscriber after another (few subscribers, cheap handlers).
+        case inline
+        /// On this many serial lanes (a subscriber always on the same one): the source's thread
+        /// only hands each unit to the lanes, and a handler may do real work (a link sends the
+        /// unit through its whole send path on the lane; issue 24 item 5).
+        case lanes(Int)
+
+        /// One lane per core, at most 4.
+        public static var perCore: Delivery { .lanes(min(4, max(1, ProcessInfo.processInfo.activeProcessorCount))) }
+    }
+
+    /// Units a lane may have waiting before its subscribers skip to the next key frame (half a
+    /// second of 30 fps).
+    public static let laneBacklogLimit = 15
+
+    private final class Lane: Sendable {
+        let queue: DispatchQueue
+        let waiting = Atomic<Int>(0)
+        init(index: Int) { queue = DispatchQueue(label: "ipcemu.fanout.lane\(index)", qos: .userInitiated) }
+    }
+    private let lanes: [Lane]
 
     private struct Subscriber {
         var handler: Handler
@@ -71,7 +99,11 @@ public final class VideoFanOut: Sendable {
     public let recentLimit: RecentUnits.Limit
 
     public init(minimumKeyFrameSpacing: Duration = .milliseconds(250), recentLimit: RecentUnits.Limit = .standard,
-                forceKeyFrame: (@Sendable () -> Void)?) {
+                delivery: Delivery = .inline, forceKeyFrame: (@Sendable () -> Void)?) {
+        switch delivery {
+        case .inline: lanes = []
+        case .lanes(let count): lanes = (0..<max(1, count)).map(Lane.init(index:))
+        }
         self.minimumKeyFrameSpacing = minimumKeyFrameSpacing
         self.forceKeyFrame = forceKeyFrame
         self.recentLimit = recentLimit
@@ -207,12 +239,16 @@ public final class VideoFanOut: Sendable {
     public func deliver(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool) {
         let now = DispatchTime.now().uptimeNanoseconds
         let unit = recentLimit.keeps ? RecentUnits.Unit(bytes: Array(accessUnit), isKeyFrame: isKeyFrame, atNanos: now) : nil
-        let handlers: [Handler] = state.withLock { s in
+        let laneCount = lanes.count
+        let overflowing = lanes.map { $0.waiting.load(ordering: .relaxed) >= Self.laneBacklogLimit }
+        var askKeyFrame = false
+        let (handlers, batches): ([Handler], [[Handler]]) = state.withLock { s in
             s.statistics.accessUnits += 1
             if isKeyFrame { s.statistics.keyFrames += 1 }
             if let unit { s.recent.add(unit) }
             var out: [Handler] = []
-            out.reserveCapacity(s.subscribers.count)
+            var batches = [[Handler]](repeating: [], count: laneCount)
+            if laneCount == 0 { out.reserveCapacity(s.subscribers.count) }
             for (id, subscriber) in s.subscribers {
                 switch subscriber.phase {
                 case .live: break
@@ -234,12 +270,37 @@ public final class VideoFanOut: Sendable {
                     s.subscribers[id]?.phase = .catchingUp(pending: pending, thenWaitForKeyFrame: false)
                     continue
                 }
-                out.append(subscriber.handler)
+                if laneCount == 0 {
+                    out.append(subscriber.handler)
+                    continue
+                }
+                let lane = id % laneCount
+                if overflowing[lane] {
+                    s.subscribers[id]?.phase = .waitingForKeyFrame
+                    s.statistics.laneOverflows += 1
+                    askKeyFrame = true
+                    continue
+                }
+                batches[lane].append(subscriber.handler)
             }
-            s.statistics.deliveries += out.count
-            return out
+            s.statistics.deliveries += out.count + batches.reduce(0) { $0 + $1.count }
+            return (out, batches)
         }
         for handler in handlers { handler(accessUnit, isKeyFrame) }
+        if laneCount > 0 {
+            let bytes = unit?.bytes ?? Array(accessUnit)
+            for (index, batch) in batches.enumerated() where !batch.isEmpty {
+                let lane = lanes[index]
+                lane.waiting.add(1, ordering: .relaxed)
+                lane.queue.async {
+                    bytes.withUnsafeBytes { buffer in
+                        for handler in batch { handler(buffer, isKeyFrame) }
+                    }
+                    lane.waiting.subtract(1, ordering: .relaxed)
+                }
+            }
+        }
+        if askKeyFrame { requestKeyFrame() }
     }
 }
 

@@ -134,7 +134,9 @@ public final class WebRTCAnswerer: Sendable {
                                 relayOnly: options.relayOnly)
             } else {
                 if let problem = layout.audioProblem { core.events.outputProblem?(problem) }
-                try core.start(description: layout.description, transceivers: layout.transceivers, frameRate: media.video.fps)
+                try core.start(
+                    description: layout.description, transceivers: layout.transceivers, frameRate: media.video.fps,
+                    pushedVideoCaps: layout.pushedVideoCaps, sendsSharedTone: layout.sendsSharedTone)
             }
         } catch {
             core.close()
@@ -150,6 +152,10 @@ public final class WebRTCAnswerer: Sendable {
         var description: String
         var transceivers: [TransceiverSetup]
         var audioProblem: String?
+        /// Caps of the access units pushed straight into the video branch (`.h264AccessUnits`).
+        var pushedVideoCaps: String?
+        /// The audio is the process's `SharedAudioTone`, pushed.
+        var sendsSharedTone = false
 
         init(plan: AnswerPlan, media: SendMedia, devices: LocalMediaDevices, options: LinkOptions, encoderFactory: String?) {
             var parts = [PipelineDescriptions.webrtcbin(options: options)]
@@ -159,11 +165,20 @@ public final class WebRTCAnswerer: Sendable {
                     media: media, payloadType: video.payloadType, encoderFactory: encoderFactory ?? "x264enc"))
                 transceivers.append(TransceiverSetup(
                     target: .existing(transceivers.count), direction: plan.receivesVideo ? .sendrecv : .sendonly, caps: nil))
+                if media.videoInput == .h264AccessUnits {
+                    pushedVideoCaps = PipelineDescriptions.pushedAccessUnitCaps(fps: media.video.fps)
+                }
             }
             if let codec = plan.audioCodec, let pt = plan.audioPayloadType {
                 let (source, problem) = OutputDescriptions.audioSource(devices.audioSource)
                 audioProblem = problem
-                parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: pt, source: source))
+                if source == nil, codec == .pcma, media.videoInput == .h264AccessUnits {
+                    // A device fed by a shared encoder: the tone is shared too.
+                    sendsSharedTone = true
+                    parts.append(PipelineDescriptions.sharedToneSend(payloadType: pt))
+                } else {
+                    parts.append(PipelineDescriptions.audioSend(codec: codec, payloadType: pt, source: source))
+                }
                 transceivers.append(TransceiverSetup(
                     target: .existing(transceivers.count), direction: plan.receivesAudio ? .sendrecv : .sendonly, caps: nil))
             }
@@ -174,6 +189,7 @@ public final class WebRTCAnswerer: Sendable {
         /// Same elements and transceivers (directions are set at the offer).
         func builds(like other: PipelineLayout) -> Bool {
             description == other.description && transceivers.count == other.transceivers.count
+                && pushedVideoCaps == other.pushedVideoCaps && sendsSharedTone == other.sendsSharedTone
         }
     }
 

@@ -245,6 +245,21 @@ bool cgw_appsrc_push(CgwElement *appsrc, const void *bytes, size_t length, int64
                      int64_t duration_ns, bool delta_unit);
 void cgw_appsrc_end_of_stream(CgwElement *appsrc);
 
+/* ---- Sending through a pushed pad (cgw_pusher.c) ---- */
+/* A source pad linked to the sink pad of `element_name` in `pipeline`, with `caps`, into which the
+ * caller pushes on its own thread (the buffer runs the whole branch there). Its stream-start, caps
+ * and segment (time) are sent ahead of the first buffer. Returns a reference (cgw_pad_unref), or
+ * NULL with *error_out set. */
+CgwPad *cgw_pusher_attach(CgwElement *pipeline, const char *element_name, const char *caps, char **error_out);
+/* Pushes a copy of `bytes` (pts/duration in ns, -1 for none; delta_unit as cgw_appsrc_push). False
+ * when the branch refused it (not playing yet, flushing, an error downstream). */
+bool cgw_pusher_push(CgwPad *pad, const void *bytes, size_t length, int64_t pts_ns, int64_t duration_ns,
+                     bool delta_unit);
+/* Sends end-of-stream down the pushed branch. */
+void cgw_pusher_end_of_stream(CgwPad *pad);
+/* Deactivates and unlinks the pad (pushes after it return false). */
+void cgw_pusher_detach(CgwPad *pad);
+
 /* ---- Probes: counting what flows ---- */
 
 CgwPad *cgw_element_get_static_pad(CgwElement *element, const char *name);
