@@ -37,7 +37,12 @@ extension Device {
     /// not reconnect: the caller does (`Fleet`'s reconnect storm paces every reconnect per broker).
     public func dropConnectionForStorm(logLevel: LogLevel = .debug) {
         log.log(logLevel, "fault: dropping the MQTT connection", device: devId, fields: [("reconnect", "paced by the fleet")])
-        droppedOnPurpose = logLevel
+        // The level only changes the line of the drop; when not even a warning is logged there is
+        // no line to change, and no `DeviceActivity` is made for it (a storm drops every device).
+        if log.minimumLevel <= .warning { droppedOnPurpose = logLevel }
+        // Not ready from now on: the storm's wait for it (`waitUntilConnected`) must wait for the
+        // next connection, even before the device has seen this one end.
+        markNotReady()
         client.disconnectAbruptly(reconnect: false)
     }
 }

@@ -304,6 +304,9 @@ public actor Device {
         return result
     }
 
+    /// The device is going offline (a storm's drop): waiters wait for the next connection.
+    func markNotReady() { ready = false }
+
     private func resumeReadyWaiter(_ token: UInt64, with value: Bool) {
         readyWaiters.removeValue(forKey: token)?.resume(returning: value)
     }
@@ -346,7 +349,12 @@ public actor Device {
 
     private func removeObserver(_ id: UInt64) { observers.remove(id) }
 
-    func emit(_ event: DeviceEvent) { observers.emit(event) }
+    /// The event is built only when someone observes the device (a fleet's devices mostly not:
+    /// its connect line showed in a reconnect storm's profile).
+    func emit(_ event: @autoclosure () -> DeviceEvent) {
+        guard observers.count > 0 else { return }
+        observers.emit(event())
+    }
 
     public var status: DeviceStatus {
         DeviceStatus(devId: devId, connected: connected, phase: engine.phase, session: engine.session,
@@ -466,9 +474,17 @@ public actor Device {
     /// low-power device.
     func publishMeta() {
         do {
-            // Plain: the meta's sealer keeps no state (made here rather than kept in every device).
-            var metaSealer = try PayloadSealer(mode: .plain, localKey: "", from: SealHeader.deviceFrom)
-            let sealed = try metaSealer.seal(meta(awake: power.isAwake).envelope(t: clock.nowSeconds()))
+            let awake = power.isAwake
+            let t = clock.nowSeconds()
+            // The template's bytes with this devId and t; else encoded in full. Plain: the meta's
+            // sealer keeps no state (made here rather than kept in every device).
+            let sealed: [UInt8]
+            if let made = template.metaPayload(devId: devId, awake: awake, t: t) {
+                sealed = made
+            } else {
+                var metaSealer = try PayloadSealer(mode: .plain, localKey: "", from: SealHeader.deviceFrom)
+                sealed = try metaSealer.seal(meta(awake: awake).envelope(t: t))
+            }
             try client.publish(topic: metaTopic, payload: sealed, qos: 1, retain: true)
         } catch {
             log.log(.error, "could not publish the meta", device: devId, fields: [("why", "\(error)")])

@@ -2,6 +2,7 @@ import CallRuntime
 import DeviceProfile
 @testable import Emulator
 import IPCEmuTesting
+import IPCWire
 import MQTTTransport
 import Testing
 import TestSupport
@@ -50,6 +51,35 @@ struct DeviceTemplateTests {
                 #expect(meta.awake == (lowPower ? awake : nil))
             }
         }
+    }
+
+    @Test("The meta's bytes made once per template are the full encoding's, byte for byte, for any devId and t; a devId JSON escapes is encoded in full",
+          arguments: [false, true])
+    func metaBytesFromTemplate(lowPower: Bool) throws {
+        var template = DeviceProfile.testDoorbell(devId: "wire-{index:2}")
+        template.power.lowPower = lowPower
+        let shared = try DeviceTemplate(template)
+        #expect(shared.metaWires.awake != nil && shared.metaWires.asleep != nil)
+        let devIds = ["wire-00", "w", "a.b-c_d", "häus-ß-7", String(repeating: "x", count: 300)]
+        let times: [Int64] = [0, 1_764_000_000, -5, Int64.max, MetaWire.tMark]
+        for devId in devIds {
+            for t in times {
+                for awake in [false, true] {
+                    var profile = template
+                    profile.identity.devId = devId
+                    var sealer = try PayloadSealer(mode: .plain, localKey: "", from: SealHeader.deviceFrom)
+                    let full = try sealer.seal(profile.meta(awake: awake).envelope(t: t))
+                    let made = shared.metaPayload(devId: devId, awake: awake, t: t)
+                    #expect(made == full, "devId \(devId) t \(t) awake \(awake)")
+                }
+            }
+        }
+        // A quote, a backslash or a control character is escaped by JSON: no shortcut.
+        for devId in ["a\"b", "a\\b", "a\nb"] {
+            #expect(shared.metaPayload(devId: devId, awake: true, t: 1) == nil)
+        }
+        // A devId as long as the wire's limit allows no payload either (encoded in full, refused there).
+        #expect(shared.metaPayload(devId: String(repeating: "y", count: maxPayloadBytes), awake: true, t: 1) == nil)
     }
 
     @Test("The last will's topic is the profile's online topic, wherever {devId} stands in it")

@@ -245,12 +245,14 @@ extension Fleet {
         return (back, retries)
     }
 
-    /// One attempt: once the device has seen its drop (its old connection still reads connected
-    /// until then), connect and wait until it is back online.
+    /// One attempt: once the old socket is closed (a `connect()` before would join the dying
+    /// connection), connect and wait until the device is back online. The drop already marked the
+    /// device not ready (`dropConnectionForStorm`), so the wait cannot see the old connection's
+    /// readiness; the transport's state is read without a hop to the device.
     static func attempt(_ device: Device, timeout: Duration) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(5)
-        while await device.status.connected, clock.now < deadline {
+        while device.client.state == .connected, clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
         device.client.connect()
