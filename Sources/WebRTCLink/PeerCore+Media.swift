@@ -159,23 +159,23 @@ extension PeerCore {
 
     // MARK: Sending from appsrc or the pushed pad
 
-    /// Pushes one buffer into the "videoin" appsrc, or through the pushed pad on this thread. The caller's PTS (any clock) is mapped onto the
-    /// pipeline's running time, keeping its spacing; nil or a jump of more than a second re-anchors.
+    /// Pushes one buffer into the "videoin" appsrc, or through the pushed pad on this thread
+    /// (`PeerCore+PushedVideo.swift`). The caller's PTS (any clock) is mapped onto the pipeline's
+    /// running time, keeping its spacing; nil or a jump of more than a second re-anchors.
     func pushVideoBuffer(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64?, keyFrame: Bool) -> Bool {
-        enum Input { case appsrc(OpaquePointer), pad(OpaquePointer) }
-        guard let (input, pipeline) = fields.withLock({ f -> (Input, OpaquePointer)? in
-            guard f.phase != .closed, let pipeline = f.pipeline else { return nil }
-            if let pad = f.videoPad {
-                // Only once connected: before the answer webrtcbin holds its sink pads blocked, and a
-                // push on the caller's thread (a fan-out lane shared by many links) would wait
-                // there; before DTLS nothing could be sent anyway.
-                return f.state == .connected ? (.pad(pad), pipeline) : nil
-            }
-            guard let videoIn = f.videoIn else { return nil }
-            return (.appsrc(videoIn), pipeline)
+        if fields.withLock({ $0.videoPad != nil }) { return pushThroughPad(bytes, ptsNanos: ptsNanos, keyFrame: keyFrame) }
+        guard let (appsrc, pipeline) = fields.withLock({ f -> (OpaquePointer, OpaquePointer)? in
+            guard f.phase != .closed, let videoIn = f.videoIn, let pipeline = f.pipeline else { return nil }
+            return (videoIn, pipeline)
         }) else { return false }
+        let (pts, duration) = nextPresentationTime(pipeline: pipeline, ptsNanos: ptsNanos)
+        return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, duration, !keyFrame)
+    }
+
+    /// The running time to stamp the next video buffer with, and its duration.
+    func nextPresentationTime(pipeline: OpaquePointer, ptsNanos: Int64?) -> (pts: Int64, duration: Int64) {
         let running = cgw_element_running_time_ns(pipeline)
-        let (pts, duration): (Int64, Int64) = fields.withLock { f in
+        return fields.withLock { f in
             guard running >= 0 else { return (-1, f.frameDurationNanos) }
             var mapped = running
             if let ptsNanos {
@@ -188,10 +188,6 @@ extension PeerCore {
             if mapped <= f.lastPushedPts { mapped = f.lastPushedPts + 1 }
             f.lastPushedPts = mapped
             return (mapped, f.frameDurationNanos)
-        }
-        switch input {
-        case .appsrc(let appsrc): return cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, pts, duration, !keyFrame)
-        case .pad(let pad): return cgw_pusher_push(pad, bytes.baseAddress, bytes.count, pts, duration, !keyFrame)
         }
     }
 

@@ -126,7 +126,9 @@ extension PeerCore {
             f.state = next
             return true
         }
-        if changed { events.stateChanged(next) }
+        guard changed else { return }
+        if next == .connected { sendHeldVideoSoon() }
+        events.stateChanged(next)
     }
 
     var currentState: LinkState { fields.withLock { $0.state } }

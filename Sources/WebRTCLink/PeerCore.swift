@@ -50,6 +50,8 @@ final class PeerCore: Sendable {
     let negotiation: Negotiation
     /// Everything that changes after init (PeerCore+Phases.swift: `CoreFields`).
     let fields = Mutex(CoreFields())
+    /// Pushed video held until the link connects; its lock keeps a link's pushes in order.
+    let heldVideo = Mutex(HeldVideo())
 
     /// Applied to the local description webrtcbin creates, before it is reported and set.
     let editLocalDescription: @Sendable (String) -> String

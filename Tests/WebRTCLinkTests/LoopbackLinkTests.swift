@@ -180,6 +180,30 @@ struct LoopbackLinkTests {
         #expect(answerer.stats.videoKeyFramesSent >= 1)
     }
 
+    /// Issue 24 item 5: pushed access units that come before the link connects (a fan-out's
+    /// recent key frame) are held from their key frame on and sent when it connects: the app
+    /// decodes from that key frame, though no other key frame ever comes.
+    @Test func accessUnitsBeforeTheConnectionAreHeldFromTheirKeyFrame() async throws {
+        let units = try await encodedAccessUnits(width: 320, height: 240, fps: 30, count: 30)
+        #expect(units.first?.isKey == true)
+        #expect(units.dropFirst().allSatisfy { !$0.isKey })
+        let harness = LinkHarness()
+        defer { harness.closeAll() }
+        let offer = try await harness.startOfferer()
+        try await harness.startAnswerer(
+            offer: offer, media: SendMedia(video: VideoFormat(width: 320, height: 240, fps: 30), videoInput: .h264AccessUnits))
+        let answerer = try #require(harness.answerer)
+        #expect(answerer.state != .connected)
+        for unit in units.prefix(4) { unit.bytes.withUnsafeBytes { _ = answerer.pushH264AccessUnit($0, isKeyFrame: unit.isKey) } }
+        #expect(try await waitUntil(seconds: 10) { answerer.state == .connected })
+        for unit in units.dropFirst(4) {
+            unit.bytes.withUnsafeBytes { _ = answerer.pushH264AccessUnit($0, isKeyFrame: unit.isKey) }
+            try await Task.sleep(for: .milliseconds(33))
+        }
+        #expect(try await waitUntil(seconds: 5) { harness.framesReceivedByOfferer >= 20 }, "\(harness.diagnostics)")
+        #expect(answerer.stats.videoKeyFramesSent == 1)
+    }
+
     @Test func everyKeyFrameRequestGetsAKeyFrame() async throws {
         let harness = LinkHarness()
         defer { harness.closeAll() }
