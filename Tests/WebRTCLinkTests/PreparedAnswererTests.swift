@@ -44,7 +44,8 @@ struct PreparedAnswererTests {
         #expect(harness.answererStates.contains(.connected), "\(harness.diagnostics)")
     }
 
-    @Test func anOfferThatDoesNotFitGetsItsOwnPipelineAndThePreparedOneStops() async throws {
+    // Exclusive: both read the process-wide pipeline count, which other link tests change.
+    @Test(.heavy(exclusive: true)) func anOfferThatDoesNotFitGetsItsOwnPipelineAndThePreparedOneStops() async throws {
         let baseline = GStreamerRuntime.runningPipelineCount
         let prepared = try PreparedAnswerer(media: Self.media, options: LinkHarness.loopbackOnly)
         let harness = LinkHarness()
@@ -62,7 +63,7 @@ struct PreparedAnswererTests {
                 "\(GStreamerRuntime.runningPipelineCount) pipelines, \(baseline) before")
     }
 
-    @Test func closedUnusedItStopsItsPipeline() async throws {
+    @Test(.heavy(exclusive: true)) func closedUnusedItStopsItsPipeline() async throws {
         let baseline = GStreamerRuntime.runningPipelineCount
         for _ in 0..<5 {
             let prepared = try PreparedAnswerer(media: Self.media, options: LinkHarness.loopbackOnly)
