@@ -155,15 +155,20 @@ struct LoopbackLinkTests {
         #expect(top > 200 && bottom < 50, "top \(top) bottom \(bottom)")
     }
 
+    /// An app's offer and a device answering it with pushed access units (320x240@30).
+    func startPassThroughLink(_ harness: LinkHarness) async throws -> WebRTCAnswerer {
+        let offer = try await harness.startOfferer()
+        try await harness.startAnswerer(
+            offer: offer, media: SendMedia(video: VideoFormat(width: 320, height: 240, fps: 30), videoInput: .h264AccessUnits))
+        return try #require(harness.answerer)
+    }
+
     @Test func h264AccessUnitsPassThroughWithoutReencoding() async throws {
         let units = try await encodedAccessUnits(width: 320, height: 240, fps: 30, count: 90)
         #expect(units.count >= 60)
         let harness = LinkHarness()
         defer { harness.closeAll() }
-        let offer = try await harness.startOfferer()
-        try await harness.startAnswerer(
-            offer: offer, media: SendMedia(video: VideoFormat(width: 320, height: 240, fps: 30), videoInput: .h264AccessUnits))
-        let answerer = try #require(harness.answerer)
+        let answerer = try await startPassThroughLink(harness)
         #expect(answerer.encoderFactory == nil)
         var pts: Int64 = 0
         var index = 0
@@ -189,10 +194,7 @@ struct LoopbackLinkTests {
         #expect(units.dropFirst().allSatisfy { !$0.isKey })
         let harness = LinkHarness()
         defer { harness.closeAll() }
-        let offer = try await harness.startOfferer()
-        try await harness.startAnswerer(
-            offer: offer, media: SendMedia(video: VideoFormat(width: 320, height: 240, fps: 30), videoInput: .h264AccessUnits))
-        let answerer = try #require(harness.answerer)
+        let answerer = try await startPassThroughLink(harness)
         #expect(answerer.state != .connected)
         for unit in units.prefix(4) { unit.bytes.withUnsafeBytes { _ = answerer.pushH264AccessUnit($0, isKeyFrame: unit.isKey) } }
         #expect(try await waitUntil(seconds: 10) { answerer.state == .connected })
