@@ -148,7 +148,10 @@ final class PeerCore: Sendable {
         if sendsSharedTone {
             audioPad = cgw_pusher_attach(pipeline, "audiopay", SharedAudioTone.caps, &error)
             if audioPad == nil {
-                if let videoPad { cgw_pad_unref(videoPad) }
+                if let videoPad {
+                    cgw_pusher_detach(videoPad)
+                    cgw_pad_unref(videoPad)
+                }
                 if let videoIn { cgw_element_unref(videoIn) }
                 cgw_element_unref(webrtc)
                 cgw_element_unref(pipeline)

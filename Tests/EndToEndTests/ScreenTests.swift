@@ -101,10 +101,21 @@ extension EndToEnd {
         }
 
         @Test("display window under Xvfb: screenshots of the device's window read as the app's stamps, advancing",
-              .timeLimit(.minutes(8)), .enabled(if: onPath("Xvfb") != nil && onPath("xwd") != nil))
+              .timeLimit(.minutes(8)), .enabled(if: onPath("Xvfb") != nil && onPath("xwd") != nil),
+              .heavy(exclusive: true))
         func window() async throws {
+            let baseline = GStreamerRuntime.runningPipelineCount
             let xvfb = try await XvfbServer.start()
             defer { xvfb.stop() }
+            // Xvfb goes only after the device's window pipeline has stopped: Xlib ends the whole
+            // process when a connection's server vanishes under it (seen under parallel swift
+            // test: the runner exited 1 right after this test). Exclusive, so the count is ours.
+            defer {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while GStreamerRuntime.runningPipelineCount > baseline, ContinuousClock.now < deadline {
+                    usleep(20_000)
+                }
+            }
             try await withHarness(edit: {
                 Self.twoWay(&$0)
                 $0.display = .window(sink: "ximagesink", xDisplay: xvfb.display)

@@ -22,10 +22,12 @@ struct VideoFanOutLanesTests {
         [UInt8(n >> 8), UInt8(n & 0xff)].withUnsafeBytes { fan.deliver($0, isKeyFrame: key) }
     }
 
-    /// Delivers units start..<start+count (a key frame every 100) on this thread; returns the thread.
-    func deliverAll(_ fan: VideoFanOut, from start: Int, count: Int) -> UInt {
+    /// Delivers units start..<start+count (a key frame every 100) on this thread, marked in
+    /// `marking` meanwhile.
+    func deliverAll(_ fan: VideoFanOut, from start: Int, count: Int, marking: borrowing Mutex<UInt?>) {
+        marking.withLock { $0 = UInt(pthread_self()) }
+        defer { marking.withLock { $0 = nil } }
         for n in start..<start + count { deliver(fan, UInt16(n), key: n % 100 == 0) }
-        return UInt(pthread_self())
     }
 
     /// Waits (up to 10 s) until `done` holds; the lanes run on their own threads.
@@ -37,22 +39,24 @@ struct VideoFanOutLanesTests {
     @Test("10 subscribers on 3 lanes each get every unit from the key frame on, in order, off the source's thread")
     func everyUnitInOrder() async throws {
         let fan = VideoFanOut(minimumKeyFrameSpacing: .zero, recentLimit: .none, delivery: .lanes(3)) {}
-        let handlerThreads = Mutex<Set<UInt>>([])
+        // The thread inside `deliver` right now (threads are pooled: the same one may serve a
+        // lane later, so only a handler called while its own thread delivers is inline).
+        let delivering = Mutex<UInt?>(nil)
+        let inline = Mutex(0)
         let logs = (0..<10).map { _ in Log() }
         for log in logs {
             _ = fan.subscribe { bytes, _ in
-                _ = handlerThreads.withLock { $0.insert(UInt(pthread_self())) }
+                if delivering.withLock({ $0 == UInt(pthread_self()) }) { inline.withLock { $0 += 1 } }
                 log.add(bytes)
             }
         }
         // In steps of 10 (an encoder makes 30 a second; a burst of 300 would overflow the lanes).
-        var sources = Set<UInt>()
         for step in 0..<30 {
-            sources.insert(deliverAll(fan, from: step * 10, count: 10))
+            deliverAll(fan, from: step * 10, count: 10, marking: delivering)
             try await waitUntil { logs.allSatisfy { $0.all.count == (step + 1) * 10 } }
         }
         for log in logs { #expect(log.all == (0..<300).map { UInt16($0) }) }
-        #expect(handlerThreads.withLock { $0.isDisjoint(with: sources) })
+        #expect(inline.withLock { $0 } == 0)
         #expect(fan.stats.deliveries == 3000)
         #expect(fan.stats.laneOverflows == 0)
     }
