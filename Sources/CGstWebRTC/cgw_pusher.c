@@ -95,10 +95,6 @@ bool cgw_pusher_push(CgwPad *pad, const void *bytes, size_t length, int64_t pts_
     return gst_pad_push(pad, buffer) == GST_FLOW_OK;
 }
 
-void cgw_pusher_end_of_stream(CgwPad *pad) {
-    if (pad != NULL) gst_pad_push_event(pad, gst_event_new_eos());
-}
-
 void cgw_pusher_detach(CgwPad *pad) {
     if (pad == NULL) return;
     gst_pad_set_active(pad, FALSE);

@@ -325,12 +325,9 @@ final class PeerCore: Sendable {
     }
 
     private func teardown() {
-        let (pipeline, webrtc, handlers, dtls, bus, timer, appsrc, videoPad) = fields.withLock { f in
-            (f.pipeline, f.webrtc, f.webrtcHandlers, f.hooks.dtls, f.busWatch, f.watchdog, f.videoIn, f.videoPad)
-        }
-        let (audioPad, tone) = fields.withLock { f in
+        let (pipeline, webrtc, handlers, dtls, bus, timer, appsrc, tone) = fields.withLock { f in
             defer { f.toneSubscription = nil }
-            return (f.audioPad, f.toneSubscription)
+            return (f.pipeline, f.webrtc, f.webrtcHandlers, f.hooks.dtls, f.busWatch, f.watchdog, f.videoIn, f.toneSubscription)
         }
         if let tone { SharedAudioTone.pcma.unsubscribe(tone) }
 
@@ -339,8 +336,8 @@ final class PeerCore: Sendable {
         if let webrtc { for handler in handlers { cgw_signal_disconnect(UnsafeMutableRawPointer(webrtc), handler) } }
         if case .attached(let handler, let transport) = dtls { cgw_signal_disconnect(transport, handler) }
         if let appsrc { cgw_appsrc_end_of_stream(appsrc) }
-        if let videoPad { cgw_pusher_end_of_stream(videoPad) }
-        if let audioPad { cgw_pusher_end_of_stream(audioPad) }
+        // No end-of-stream down the pushed pads: nothing on the send path waits for one, and before
+        // the answer webrtcbin's blocked sink pads would hold this thread.
         // A recording writes its index (the end-of-stream reaches its sink) before the pipeline stops.
         for (bin, entry) in fields.withLock({ $0.outputBranches }) where !cgw_output_failed(bin, entry) {
             if !cgw_output_finish(bin, entry, 3000) { events.outputProblem?("\(entry) did not finish within 3 s") }

@@ -94,7 +94,12 @@ public final class SharedAudioTone: Sendable {
             cgw_element_unref(pipeline)
             return nil
         }
-        guard cgw_pipeline_play(pipeline) else { return .pipeline("the shared tone refused to play") }
+        guard cgw_pipeline_play(pipeline) else {
+            state.withLock { $0.pipeline = nil }
+            cgw_pipeline_stop(pipeline)
+            cgw_element_unref(pipeline)
+            return .pipeline("the shared tone refused to play")
+        }
         return nil
     }
 }

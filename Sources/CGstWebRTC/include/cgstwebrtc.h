@@ -255,8 +255,6 @@ CgwPad *cgw_pusher_attach(CgwElement *pipeline, const char *element_name, const 
  * when the branch refused it (not playing yet, flushing, an error downstream). */
 bool cgw_pusher_push(CgwPad *pad, const void *bytes, size_t length, int64_t pts_ns, int64_t duration_ns,
                      bool delta_unit);
-/* Sends end-of-stream down the pushed branch. */
-void cgw_pusher_end_of_stream(CgwPad *pad);
 /* Deactivates and unlinks the pad (pushes after it return false). */
 void cgw_pusher_detach(CgwPad *pad);
 
