@@ -91,14 +91,15 @@ required_elements="appsrc appsink queue tee identity fakesink filesink videotest
   audioconvert audioresample v4l2src jpegdec jpegenc pngenc pngdec h264parse h265parse x264enc x265enc avdec_h264
   avdec_h265 rtph264pay rtph264depay rtpopuspay rtpopusdepay opusenc opusdec alawenc mp4mux matroskamux webrtcbin
   rtpbin dtlssrtpenc srtpenc nicesrc nicesink voaacenc aacparse"
-recommended_elements="ximagesink xvimagesink alsasrc alsasink"
+recommended_elements="ximagesink xvimagesink gdppay gdpdepay fdsink fdsrc alsasrc alsasink"
 packages_of() {
   for e in $1; do element_package "$e"; done | sort -u | grep -v '^$' | grep -v -E '^libgstreamer1\.0-0$|^libgstreamer-plugins-(base|bad)1\.0-0$' || true
 }
 gst_depends="$(packages_of "$required_elements" | paste -sd, | sed 's/,/, /g')"
 gst_recommends="$(packages_of "$recommended_elements" | paste -sd, | sed 's/,/, /g')"
 depends="$shlibs${gst_depends:+, $gst_depends}"
-recommends="mosquitto${gst_recommends:+, $gst_recommends}"
+# gst-launch-1.0 draws a `display: window` in a child process (docs/profiles.md).
+recommends="mosquitto, gstreamer1.0-tools${gst_recommends:+, $gst_recommends}"
 
 installed_kb="$(du -sk "$stage" | cut -f1)"
 cat > "$stage/DEBIAN/control" <<CONTROL

@@ -42,7 +42,7 @@ extension PeerCore {
     /// Whether this core builds its H.264 video receive branch before the first packet: received
     /// video is decoded or counted with no output of the device's (the app simulator's case).
     var prebuildsVideoReceiveBranch: Bool {
-        preparesVideoReceive && OutputDescriptions.receiveBranch(media: "video", encoding: "H264", devices: devices) == nil
+        preparesVideoReceive && !OutputDescriptions.showsVideo(encoding: "H264", devices: devices)
     }
 
     /// Builds the H.264 receive branch and adds it to the pipeline before it plays, so the first
@@ -74,13 +74,17 @@ extension PeerCore {
     /// A receive branch for `media`/`encoding` with its callbacks set, kept in `receiveBins`.
     private func makeReceiveBin(media: String, encoding: String) -> Result<OpaquePointer, ReceiveBranchProblem> {
         let countOnly = !decodesVideo && media == "video" && encoding.uppercased() == "H264"
-        let outputs = countOnly ? nil : OutputDescriptions.receiveBranch(media: media, encoding: encoding, devices: devices)
+        let report = events.outputProblem
+        let outputs = countOnly ? nil : OutputDescriptions.receiveBranch(
+            media: media, encoding: encoding, devices: devices, windowEnded: { report?($0) })
         for problem in outputs?.problems ?? [] { events.outputProblem?(problem) }
+        if let window = outputs?.window { fields.withLock { $0.windows.append(window) } }
         let description = countOnly ? PipelineDescriptions.countingH264Branch
             : outputs?.description
             ?? PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
         var error: UnsafeMutablePointer<CChar>?
         guard let bin = cgw_bin_new_from_description(description, &error) else {
+            outputs?.window?.finish()
             return .failure(ReceiveBranchProblem(text: "receive branch for \(media)/\(encoding): \(takeCString(error))"))
         }
         for (element, property, value) in outputs?.properties ?? [] {

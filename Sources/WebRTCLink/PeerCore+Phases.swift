@@ -108,6 +108,8 @@ struct CoreFields {
 
     /// Receive bins with guarded output branches (entry element names), finished before teardown.
     var outputBranches: [(bin: OpaquePointer, entry: String)] = []
+    /// The child processes drawing windows (`display: window`), finished once the pipeline stopped.
+    var windows: [WindowProcess] = []
     /// PROTOCOL.md 8.6: the peer's audio plays on the speaker only while this is true.
     var speakerOn = true
     var outputFailuresReported: Set<String> = []

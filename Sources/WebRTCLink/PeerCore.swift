@@ -100,6 +100,7 @@ final class PeerCore: Sendable {
             cgw_pipeline_stop(pipeline)
             cgw_element_unref(pipeline)
         }
+        for window in f.windows { window.finish() }
     }
 
     // MARK: Start
@@ -343,6 +344,8 @@ final class PeerCore: Sendable {
             if !cgw_output_finish(bin, entry, 3000) { events.outputProblem?("\(entry) did not finish within 3 s") }
         }
         if let pipeline { cgw_pipeline_stop(pipeline) }
+        // Nothing writes to a window's pipe any more: its child may end now.
+        for window in fields.withLock({ f in defer { f.windows = [] }; return f.windows }) { window.finish() }
         let report: Bool = fields.withLock { f in
             defer { f.state = .closed }
             return f.state != .closed

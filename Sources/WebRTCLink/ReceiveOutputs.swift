@@ -57,6 +57,8 @@ struct ReceiveBranchPlan {
     var properties: [(element: String, property: String, value: String)] = []
     /// Outputs left out because their sink cannot open, with why.
     var problems: [String] = []
+    /// The child process drawing the window (`display: window`); finished once the bin has stopped.
+    var window: WindowProcess?
 }
 
 enum OutputDescriptions {
@@ -73,10 +75,20 @@ enum OutputDescriptions {
 
     /// The receive branch for a webrtcbin src pad with the device's outputs; nil when the encoding
     /// is not one we decode.
-    static func receiveBranch(media: String, encoding: String, devices: LocalMediaDevices) -> ReceiveBranchPlan? {
+    /// Whether received video of `encoding` goes to a display of the device's (else it is counted only).
+    static func showsVideo(encoding: String, devices: LocalMediaDevices) -> Bool {
+        let codec = encoding.uppercased()
+        return devices.display != .none && (codec == "H264" || codec == "VP8")
+    }
+
+    /// `windowEnded` hears when a window's child process ends before the link does.
+    static func receiveBranch(
+        media: String, encoding: String, devices: LocalMediaDevices,
+        windowEnded: @escaping @Sendable (String) -> Void = { _ in }
+    ) -> ReceiveBranchPlan? {
         switch (media, encoding.uppercased()) {
-        case ("video", let codec) where devices.display != .none && (codec == "H264" || codec == "VP8"):
-            return videoBranch(codec: codec, display: devices.display)
+        case ("video", let codec) where showsVideo(encoding: codec, devices: devices):
+            return videoBranch(codec: codec, display: devices.display, windowEnded: windowEnded)
         case ("audio", let codec):
             guard case .alsa(let device) = devices.playback, let decode = audioDecoder(codec) else { return nil }
             var plan = ReceiveBranchPlan(
@@ -107,7 +119,9 @@ enum OutputDescriptions {
         }
     }
 
-    private static func videoBranch(codec: String, display: VideoDisplay) -> ReceiveBranchPlan {
+    private static func videoBranch(
+        codec: String, display: VideoDisplay, windowEnded: @escaping @Sendable (String) -> Void
+    ) -> ReceiveBranchPlan {
         let depay = codec == "H264"
             ? "rtph264depay request-keyframe=true ! h264parse ! tee name=encodedtap allow-not-linked=true ! queue ! avdec_h264 max-threads=1"
             : "rtpvp8depay ! tee name=encodedtap allow-not-linked=true ! queue ! vp8dec"
@@ -120,13 +134,15 @@ enum OutputDescriptions {
         case .none:
             return plan
         case .window(let sink, let xDisplay):
-            let chain = "videoconvert ! videoscale ! \(sink) name=display-sink sync=false async=false"
-            if let why = opens(chain + (xDisplay.map { " display=\(quoted($0))" } ?? "")) {
-                plan.problems.append("display window (\(sink)): \(why)")
+            // Drawn by a child process (WindowProcess): never an X connection in this process.
+            switch WindowProcess.start(sink: sink, xDisplay: xDisplay, ended: windowEnded) {
+            case .failure(let problem):
+                plan.problems.append(problem.text)
                 return plan
+            case .success(let window):
+                plan.window = window
+                plan.description += "  rawtap. ! \(entry) ! gdppay ! fdsink name=display-sink fd=\(window.input) sync=false async=false"
             }
-            plan.description += "  rawtap. ! \(entry) ! \(chain)"
-            if let xDisplay { plan.properties.append(("display-sink", "display", xDisplay)) }
         case .kms(let connector, let driver):
             var sink = "kmssink name=display-sink sync=false async=false"
             if let connector { sink += " connector-id=\(connector)" }

@@ -102,20 +102,10 @@ extension EndToEnd {
 
         @Test("display window under Xvfb: screenshots of the device's window read as the app's stamps, advancing",
               .timeLimit(.minutes(8)), .enabled(if: onPath("Xvfb") != nil && onPath("xwd") != nil),
-              .heavy(exclusive: true))
+              .heavy)
         func window() async throws {
-            let baseline = GStreamerRuntime.runningPipelineCount
             let xvfb = try await XvfbServer.start()
             defer { xvfb.stop() }
-            // Xvfb goes only after the device's window pipeline has stopped: Xlib ends the whole
-            // process when a connection's server vanishes under it (seen under parallel swift
-            // test: the runner exited 1 right after this test). Exclusive, so the count is ours.
-            defer {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while GStreamerRuntime.runningPipelineCount > baseline, ContinuousClock.now < deadline {
-                    usleep(20_000)
-                }
-            }
             try await withHarness(edit: {
                 Self.twoWay(&$0)
                 $0.display = .window(sink: "ximagesink", xDisplay: xvfb.display)
@@ -188,8 +178,54 @@ extension EndToEnd {
                 Self.twoWay(&$0)
                 $0.display = .window(sink: "ximagesink", xDisplay: ":1999")
             }) { h in
-                let (_, received) = try await Self.twoWayCall(h, frames: 30)
+                let (_, received) = try await Self.twoWayCall(h, frames: 30) { _ in
+                    #expect(await Self.until(.seconds(20)) {
+                        h.log.text.contains("display window (ximagesink on :1999): the window process ended")
+                    }, "the window's end was not logged:\n\(h.log.text)")
+                }
                 #expect(received.videoFramesReceived >= 30)
+            }
+        }
+
+        @Test("the X server going away mid-call ends the window, never the device: the call goes on",
+              .timeLimit(.minutes(8)), .enabled(if: onPath("Xvfb") != nil), .heavy)
+        func xServerGoesAway() async throws {
+            let xvfb = try await XvfbServer.start()
+            defer { xvfb.stop() }
+            try await withHarness(edit: {
+                Self.twoWay(&$0)
+                $0.display = .window(sink: "ximagesink", xDisplay: xvfb.display)
+            }) { h in
+                _ = try await Self.twoWayCall(h, frames: 30) { sid in
+                    // The window is drawn by a child of this process on that display.
+                    let window = Self.windowChildren(display: xvfb.display)
+                    #expect(window.count == 1, "window processes on \(xvfb.display): \(window)")
+                    xvfb.stop()
+                    // In-process Xlib would have ended this test process here (exit 1).
+                    #expect(await Self.until(.seconds(20)) {
+                        h.log.text.contains("display window (ximagesink on \(xvfb.display)): the window process ended")
+                    }, "the window's end was not logged:\n\(h.log.text)")
+                    #expect(window.allSatisfy { !FileManager.default.fileExists(atPath: "/proc/\($0)") }, "not reaped: \(window)")
+                    let before = await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0
+                    #expect(await Self.until(.seconds(20)) {
+                        (await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0) >= before + 30
+                    }, "the device stopped receiving the app's video after the X server went away")
+                }
+            }
+        }
+
+        /// Child processes of this one running gst-launch-1.0 with `display=<display>`.
+        static func windowChildren(display: String) -> [Int32] {
+            let me = getpid()
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return entries.compactMap(Int32.init).filter { pid in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return false }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                guard fields.count > 2, Int32(fields[1]) == me,
+                      let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+                let args = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+                return args.first?.hasSuffix("gst-launch-1.0") == true && args.contains("display=\(display)")
             }
         }
     }
@@ -227,6 +263,7 @@ final class XvfbServer: @unchecked Sendable {
 
     func stop() {
         // SIGKILL: a child of the test runner may inherit SIGTERM blocked (seen here: Xvfb lived on).
+        guard process.isRunning else { return }  // stopped already (a second kill could hit a reused pid)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

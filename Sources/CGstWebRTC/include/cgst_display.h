@@ -33,4 +33,10 @@ bool cgw_output_failed(CgwElement *bin, const char *entry_name);
  * it arrived in time; false otherwise or when there is no such guarded branch. */
 bool cgw_output_finish(CgwElement *bin, const char *entry_name, unsigned timeout_ms);
 
+/* Starts `path` with `argv` (NULL-terminated): its stdin is a pipe whose write end is returned in
+ * `input_out`, its stderr a pipe whose read end is returned in `errors_out` (both close-on-exec;
+ * stdout is /dev/null; no other descriptor of ours is inherited; SIGPIPE, SIGTERM and SIGINT at
+ * their defaults). Returns the child's pid, or a negative errno. */
+int cgw_spawn_piped(const char *path, char *const argv[], int *input_out, int *errors_out);
+
 #endif
