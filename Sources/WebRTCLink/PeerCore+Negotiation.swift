@@ -17,7 +17,7 @@ extension PeerCore {
         let first: Bool = fields.withLock { f in
             guard f.phase == .playing else { return false }
             switch f.signalling.offer {
-            case .requested: return false
+            case .held, .requested: return false
             case .notRequested:
                 f.signalling.offer = .requested
                 return true

@@ -23,8 +23,12 @@ struct RemoteCandidate: Sendable {
 /// The offer/answer exchange and the candidates both ways (PROTOCOL.md 4). Three parts that move
 /// independently: our end of candidates may go out before or after the peer's description is set.
 struct SignallingProgress: Sendable {
-    /// The offerer asks webrtcbin for one offer, the first time it needs negotiation once playing.
+    /// The offerer asks webrtcbin for one offer, the first time it needs negotiation once playing
+    /// and its data channels exist.
     enum Offer: Sendable {
+        /// Until `start` has made the data channels: webrtcbin asks for negotiation as soon as it
+        /// plays, and an offer made then lacks the channels' m=application (seen under load).
+        case held
         case notRequested
         case requested
     }
@@ -42,7 +46,7 @@ struct SignallingProgress: Sendable {
         case ended
     }
 
-    var offer = Offer.notRequested
+    var offer = Offer.held
     var remoteDescription = RemoteDescription.notSet(waitingCandidates: [])
     var localCandidates = LocalCandidates.trickling
 }

@@ -228,7 +228,9 @@ final class PeerCore: Sendable {
                 report(WebRTCDataChannel(taking: channel, label: label))
             }
         }
-        // Negotiation starts only once everything plays (webrtcbin adds transport elements then).
+        // Negotiation starts only once everything plays (webrtcbin adds transport elements then)
+        // and the data channels exist.
+        fields.withLock { f in if case .held = f.signalling.offer { f.signalling.offer = .notRequested } }
         switch negotiation {
         case .offer:
             negotiationNeeded()
