@@ -41,7 +41,11 @@ void cgw_free(void *pointer) { g_free(pointer); }
  * ---------------------------------------------------------------------------------------------- */
 
 /* GStreamer is initialised in one place for the whole process: CGstCore. */
-bool cgw_initialize(char **error_out) { return cgst_core_initialize(error_out); }
+/* SRTP's NSS first (before GStreamer's srtp plugin loads libsrtp, whose self-tests initialise it). */
+bool cgw_initialize(char **error_out) {
+    (void)cgw_prepare_srtp_crypto();
+    return cgst_core_initialize(error_out);
+}
 
 static GMainContext *loop_context = NULL;
 static GMainLoop *loop_main = NULL;

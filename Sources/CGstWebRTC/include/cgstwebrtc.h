@@ -33,6 +33,9 @@ typedef void (*cgw_release_fn)(void *ctx);
  * user of the process shares). On failure returns false and, if error_out is not NULL, a message to
  * free with cgw_free. */
 bool cgw_initialize(char **error_out);
+/* Initialises NSS for libsrtp with full-size tables before libsrtp does (cgw_srtp_crypto.c; called
+ * by cgw_initialize). True when NSS was found and initialised here. */
+bool cgw_prepare_srtp_crypto(void);
 /* Starts the one GLib main loop thread of this process (idempotent). Bus watches and timers of
  * every link run on it, on a private GMainContext (not the global default one). */
 void cgw_shared_loop_start(void);
