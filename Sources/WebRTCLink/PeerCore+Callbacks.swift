@@ -78,9 +78,8 @@ func onKeyUnitRequested(_ context: UnsafeMutableRawPointer?) {
     core.events.keyFrameRequested?()
 }
 
-func onReceivedAccessUnit(
-    _ context: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int, _ pts: Int64, _ key: Bool
-) {
+/// An access unit of the peer's video counted at the RTP level (a counted link: no depayloader).
+func onCountedAccessUnit(_ context: UnsafeMutableRawPointer?, _ key: Bool) {
     coreFrom(context)?.receivedAccessUnit(isKeyFrame: key)
 }
 

@@ -73,13 +73,16 @@ extension PeerCore {
 
     /// A receive branch for `media`/`encoding` with its callbacks set, kept in `receiveBins`.
     private func makeReceiveBin(media: String, encoding: String) -> Result<OpaquePointer, ReceiveBranchProblem> {
-        let countOnly = !decodesVideo && media == "video" && encoding.uppercased() == "H264"
+        // A counted link (`decodesVideo` false: many streams on one machine) counts its H.264 at the
+        // RTP level and drops its audio (its packets are counted at the pad): no queue, no thread.
+        let countOnly = !decodesVideo && (media == "audio" || media == "video" && encoding.uppercased() == "H264")
         let report = events.outputProblem
         let outputs = countOnly ? nil : OutputDescriptions.receiveBranch(
             media: media, encoding: encoding, devices: devices, windowEnded: { report?($0) })
         for problem in outputs?.problems ?? [] { events.outputProblem?(problem) }
         if let window = outputs?.window { fields.withLock { $0.windows.append(window) } }
-        let description = countOnly ? PipelineDescriptions.countingH264Branch
+        let description = countOnly
+            ? (media == "video" ? PipelineDescriptions.countingH264Branch : PipelineDescriptions.discardBranch)
             : outputs?.description
             ?? PipelineDescriptions.receiveBranch(media: media, encoding: encoding) ?? PipelineDescriptions.discardBranch
         var error: UnsafeMutablePointer<CChar>?
@@ -105,8 +108,8 @@ extension PeerCore {
             _ = cgw_appsink_on_video_frame(sink, onVideoFrame, CoreReference.retained(self), releaseCoreReference)
             cgw_element_unref(sink)
         }
-        if let sink = cgw_bin_get_child(bin, "units") {
-            _ = cgw_appsink_on_buffer(sink, onReceivedAccessUnit, CoreReference.retained(self), releaseCoreReference)
+        if let sink = cgw_bin_get_child(bin, PipelineDescriptions.countedUnitsSink) {
+            _ = cgw_sink_count_rtp_access_units(sink, onCountedAccessUnit, CoreReference.retained(self), releaseCoreReference)
             cgw_element_unref(sink)
         }
         if let sink = cgw_bin_get_child(bin, "sound") {

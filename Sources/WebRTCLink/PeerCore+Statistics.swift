@@ -4,7 +4,7 @@ import CGstWebRTC
 import Dispatch
 
 extension PeerCore {
-    /// A depayloaded access unit of the peer's video (count-only receive path).
+    /// An access unit of the peer's video, counted at the RTP level (count-only receive path).
     func receivedAccessUnit(isKeyFrame: Bool) {
         let now = cgw_unix_time_ns()
         fields.withLock { f in

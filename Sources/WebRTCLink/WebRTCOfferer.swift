@@ -10,8 +10,10 @@ public struct OfferConfiguration: Sendable, Hashable {
     /// Payload type of the offered H.264.
     public var videoPayloadType: Int
     /// Decode the received video (frames reach `LinkEvents.videoFrame`). false: access units are
-    /// only depayloaded and counted (`LinkStatistics.videoAccessUnitsReceived`), which is what a
-    /// benchmark with many streams on one machine can afford.
+    /// only counted, at the RTP level (`LinkStatistics.videoAccessUnitsReceived` and
+    /// `videoKeyFramesReceived`; no depayloader, no queue), and the audio is counted at its pad and
+    /// dropped (no `audioBuffersReceived`): what a benchmark with many streams on one machine can
+    /// afford.
     public var decodesVideo: Bool
     /// With `sendsVideo`: the caller pushes each I420 frame (`WebRTCOfferer.pushVideoFrame`, e.g.
     /// the stamped test pattern of PROTOCOL.md 6) instead of GStreamer's own moving pattern.

@@ -285,6 +285,16 @@ bool cgw_pad_request_key_unit_upstream(CgwPad *pad);
  * the RTP session got a PLI/FIR, or the payloader asked). The event goes on unchanged. */
 unsigned long cgw_pad_on_key_unit_request(CgwPad *pad, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
 
+/* Counts received H.264 access units at the RTP level on a sink's "sink" pad (the app's counted
+ * links: no depayloader, no queue): fn(ctx, key_frame) at each packet with the marker bit, key_frame
+ * when a packet of that access unit carried an IDR slice. cgw_rtp_counting.c. */
+typedef void (*cgw_access_unit_fn)(void *ctx, bool key_frame);
+bool cgw_sink_count_rtp_access_units(CgwElement *sink, cgw_access_unit_fn fn, void *ctx, cgw_release_fn release);
+/* One RTP packet of H.264 (RFC 6184): 1 when it ends an access unit (marker bit), 0 when not, -1
+ * when it is not an RTP packet with a payload; *carries_idr: it holds an IDR slice (NAL type 5),
+ * itself, in a STAP-A, or as an FU-A's start fragment. */
+int cgw_rtp_h264_packet_kind(const uint8_t *packet, size_t length, bool *carries_idr);
+
 /* ---- Encoded output of a shared encoder ---- */
 
 /* Each buffer an appsink receives, mapped: its bytes (borrowed for the call), PTS (ns, -1 none),

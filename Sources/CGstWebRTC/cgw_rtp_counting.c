@@ -1,0 +1,97 @@
+/* Counting received H.264 access units at the RTP level (the app simulator's counted links in
+ * `bench media`): no depayloader, no queue, no thread of its own. An access unit ends at the
+ * packet with the RTP marker bit (RFC 6184 5.1: set on the last packet of an access unit); it is a
+ * key frame when one of its packets carries an IDR slice (NAL type 5), directly, in a STAP-A or as
+ * the first fragment of an FU-A. */
+#include "cgw_internal.h"
+
+int cgw_rtp_h264_packet_kind(const uint8_t *packet, size_t length, bool *carries_idr) {
+    if (carries_idr != NULL) *carries_idr = false;
+    if (packet == NULL || length < 12 || (packet[0] >> 6) != 2) return -1;
+    size_t offset = 12 + 4 * (size_t)(packet[0] & 0x0f);
+    if (packet[0] & 0x10) { /* header extension: 4 bytes, then its length in 32-bit words */
+        if (length < offset + 4) return -1;
+        offset += 4 + 4 * (((size_t)packet[offset + 2] << 8) | packet[offset + 3]);
+    }
+    size_t end = length;
+    if (packet[0] & 0x20) { /* padding: its count is the last byte */
+        size_t padding = packet[length - 1];
+        if (padding > length) return -1;
+        end = length - padding;
+    }
+    if (end <= offset) return -1;
+    const uint8_t *payload = packet + offset;
+    size_t size = end - offset;
+    bool idr = false;
+    switch (payload[0] & 0x1f) {
+    case 24: /* STAP-A: 16-bit sizes, each followed by a NAL unit */
+        for (size_t at = 1; at + 2 < size;) {
+            size_t nal = ((size_t)payload[at] << 8) | payload[at + 1];
+            if (nal == 0 || at + 2 + nal > size) break;
+            if ((payload[at + 2] & 0x1f) == 5) idr = true;
+            at += 2 + nal;
+        }
+        break;
+    case 28: /* FU-A: the fragmented unit's type in the FU header; the start fragment counts */
+        if (size >= 2 && (payload[1] & 0x80) && (payload[1] & 0x1f) == 5) idr = true;
+        break;
+    case 5:
+        idr = true;
+        break;
+    default:
+        break;
+    }
+    if (carries_idr != NULL) *carries_idr = idr;
+    return (packet[1] & 0x80) ? 1 : 0;
+}
+
+typedef struct {
+    CgwCallback *callback;
+    bool idr; /* the access unit so far carries an IDR slice */
+} AccessUnitCounter;
+
+static void access_unit_counter_free(gpointer data) {
+    AccessUnitCounter *counter = data;
+    cgw_callback_free(counter->callback);
+    g_free(counter);
+}
+
+static void count_packet(AccessUnitCounter *counter, GstBuffer *buffer) {
+    GstMapInfo map;
+    if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) return;
+    bool idr = false;
+    int kind = cgw_rtp_h264_packet_kind(map.data, map.size, &idr);
+    gst_buffer_unmap(buffer, &map);
+    if (kind < 0) return;
+    counter->idr = counter->idr || idr;
+    if (kind == 1) {
+        ((cgw_access_unit_fn)counter->callback->fn)(counter->callback->ctx, counter->idr);
+        counter->idr = false;
+    }
+}
+
+static GstPadProbeReturn count_access_units_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    MARK_CALLBACK_THREAD();
+    AccessUnitCounter *counter = data;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        count_packet(counter, GST_PAD_PROBE_INFO_BUFFER(info));
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+        guint n = gst_buffer_list_length(list);
+        for (guint i = 0; i < n; i++) count_packet(counter, gst_buffer_list_get(list, i));
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+bool cgw_sink_count_rtp_access_units(CgwElement *sink, cgw_access_unit_fn fn, void *ctx, cgw_release_fn release) {
+    if (sink == NULL) return false;
+    GstPad *pad = gst_element_get_static_pad(sink, "sink");
+    if (pad == NULL) return false;
+    AccessUnitCounter *counter = g_new0(AccessUnitCounter, 1);
+    counter->callback = cgw_callback_new((void *)fn, ctx, release);
+    gulong id = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST,
+                                  count_access_units_probe, counter, access_unit_counter_free);
+    gst_object_unref(pad);
+    return id != 0;
+}
