@@ -38,12 +38,15 @@ extension BenchCommand {
         var stepSeconds: Double = 1
         @Option(help: "Instead: N devices of one fleet (`ipcemu fleet` of --profile, its own process) each in a video call from its own app user, added one at a time (the fleet's CPU curve), then measured together for --seconds; --decode-sample of them decoded.")
         var fleet: Int?
+        @Option(help: "With --fleet: the nice value this process's threads (the app side: every receiving link) take once the fleet runs, so that they do not starve the fleet's few threads on the same cores (0: leave them at the fleet's).")
+        var appNice: Int32 = 10
 
         func validate() throws {
             if let concurrent, concurrent < 1 { throw ValidationError("--concurrent must be at least 1") }
             if let fleet, fleet < 1 { throw ValidationError("--fleet must be at least 1") }
             if fleet != nil, concurrent != nil { throw ValidationError("--fleet and --concurrent are two different benches: give one") }
             guard decodeSample >= 0 else { throw ValidationError("--decode-sample must be zero or more") }
+            guard (0...19).contains(appNice) else { throw ValidationError("--app-nice must be 0 to 19") }
             guard stepSeconds > 0.1 else { throw ValidationError("--step-seconds must be more than 0.1") }
             guard calls >= 1 else { throw ValidationError("--calls must be at least 1") }
             guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more") }
@@ -54,7 +57,8 @@ extension BenchCommand {
         func run() async throws {
             if let fleet {
                 let bench = FleetVideoBench(devices: fleet, decodedSample: min(decodeSample, fleet), profilePath: profile,
-                                            stream: stream.streamType, seconds: seconds, stepSeconds: stepSeconds)
+                                            stream: stream.streamType, seconds: seconds, stepSeconds: stepSeconds,
+                                            appNice: appNice)
                 if try await !bench.run() { throw ExitCode(1) }
                 return
             }
