@@ -1,3 +1,4 @@
+import Foundation
 import MQTTTransport
 import TestSupport
 import Testing
@@ -33,6 +34,36 @@ struct WillTests {
             #expect(device.counters.connectAttempts == 1)  // no reconnect without reconnect: true
             await watcher.stop()
         }
+    }
+
+    @Test("disconnectAbruptly() ends the connection with a reset: no TIME_WAIT socket is left towards the broker")
+    func abruptDisconnectLeavesNoTimeWait() async throws {
+        try await withBroker { broker in
+            let watcher = try await MessageCollector.start(broker: broker, filters: [Self.willTopic])
+            let device = try MQTTClient(options: deviceOptions(broker))
+            defer { device.close() }
+            device.connect()
+            #expect(await device.waitUntilConnected())
+            #expect(Self.timeWaitSockets(towardsPort: broker.port) == 0)
+            device.disconnectAbruptly()
+            // The reset still counts as a lost connection: the broker publishes the will.
+            #expect(await watcher.waitForMessages(count: 1, topic: Self.willTopic).count == 1)
+            #expect(await eventually { !device.state.isConnected })
+            // An orderly close (FIN first from the client) would leave the client's end in
+            // TIME_WAIT for a minute; a reset leaves nothing (docs/fleet.md "Reconnect storms").
+            #expect(Self.timeWaitSockets(towardsPort: broker.port) == 0)
+            await watcher.stop()
+        }
+    }
+
+    /// Sockets in TIME_WAIT (state 06 of /proc/net/tcp) whose remote port is `port`.
+    static func timeWaitSockets(towardsPort port: Int) -> Int {
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return -1 }
+        let remote = String(format: ":%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "06"
+        }.count
     }
 
     @Test("disconnectAbruptly(reconnect: true): will published, then the client is back")

@@ -456,9 +456,20 @@ final class ClientConnection: @unchecked Sendable {
             }
             // No DISCONNECT: the broker sees the TCP connection end and publishes the will.
             lifecycle.updateAttempt { $0.closingReason = reason }
-            _ = shutdown(fd, Int32(SHUT_RDWR))
+            Self.endWithReset(fd)
             readAvailable(mosq)
         }
+    }
+
+    /// Ends an abrupt drop with a reset, as a cut link would: `SO_LINGER` 0, then the read side
+    /// shut, so libmosquitto's next read sees the end and closes the socket, which sends RST. One
+    /// segment instead of the FIN exchange (four), and no TIME_WAIT socket left behind: a
+    /// reconnect storm drops every connection of the fleet at once (docs/fleet.md "Reconnect
+    /// storms"). The broker sees the reset as a lost connection and publishes the will.
+    static func endWithReset(_ fd: Int32) {
+        var abortive = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
+        _ = shutdown(fd, Int32(SHUT_RD))
     }
 
     /// Frees the libmosquitto handle. After this no callback can run for this connection.
