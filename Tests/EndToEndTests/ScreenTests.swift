@@ -104,29 +104,35 @@ extension EndToEnd {
               .timeLimit(.minutes(8)), .enabled(if: onPath("Xvfb") != nil && onPath("xwd") != nil),
               .heavy)
         func window() async throws {
+            try await Self.windowCall { _, xvfb, _ in
+                var counters: [UInt16] = []
+                for _ in 0..<3 {
+                    let shot = try await xvfb.screenshotLuma(width: Self.appVideo.width, height: Self.appVideo.height)
+                    let stats = Self.stamps(ofFrames: shot, width: Self.appVideo.width, height: Self.appVideo.height)
+                    #expect(stats.stampsRead == 1, "the window's top rows are not a stamp: \(stats.summary)")
+                    if let stamp = stats.stamps.first {
+                        counters.append(stamp.counter)
+                        // Shown live: drawn at most a few seconds ago (one clock).
+                        let age = Int64(Date().timeIntervalSince1970 * 1000) - stamp.captureUnixMs
+                        #expect(age >= 0 && age < 5000, "stamp age \(age) ms")
+                    }
+                    try await Task.sleep(for: .milliseconds(400))
+                }
+                #expect(counters.count == 3 && zip(counters, counters.dropFirst()).allSatisfy { $0 < $1 },
+                        "the window shows new frames: \(counters)")
+            }
+        }
+
+        /// A two-way call whose device shows the app's video in a window on a private Xvfb;
+        /// `during` runs while the call's video flows.
+        static func windowCall(_ during: (CallHarness, XvfbServer, String) async throws -> Void) async throws {
             let xvfb = try await XvfbServer.start()
             defer { xvfb.stop() }
             try await withHarness(edit: {
                 Self.twoWay(&$0)
                 $0.display = .window(sink: "ximagesink", xDisplay: xvfb.display)
             }) { h in
-                _ = try await Self.twoWayCall(h, frames: 30) { _ in
-                    var counters: [UInt16] = []
-                    for _ in 0..<3 {
-                        let shot = try await xvfb.screenshotLuma(width: Self.appVideo.width, height: Self.appVideo.height)
-                        let stats = Self.stamps(ofFrames: shot, width: Self.appVideo.width, height: Self.appVideo.height)
-                        #expect(stats.stampsRead == 1, "the window's top rows are not a stamp: \(stats.summary)")
-                        if let stamp = stats.stamps.first {
-                            counters.append(stamp.counter)
-                            // Shown live: drawn at most a few seconds ago (one clock).
-                            let age = Int64(Date().timeIntervalSince1970 * 1000) - stamp.captureUnixMs
-                            #expect(age >= 0 && age < 5000, "stamp age \(age) ms")
-                        }
-                        try await Task.sleep(for: .milliseconds(400))
-                    }
-                    #expect(counters.count == 3 && zip(counters, counters.dropFirst()).allSatisfy { $0 < $1 },
-                            "the window shows new frames: \(counters)")
-                }
+                _ = try await Self.twoWayCall(h, frames: 30) { sid in try await during(h, xvfb, sid) }
             }
         }
 
@@ -190,27 +196,20 @@ extension EndToEnd {
         @Test("the X server going away mid-call ends the window, never the device: the call goes on",
               .timeLimit(.minutes(8)), .enabled(if: onPath("Xvfb") != nil), .heavy)
         func xServerGoesAway() async throws {
-            let xvfb = try await XvfbServer.start()
-            defer { xvfb.stop() }
-            try await withHarness(edit: {
-                Self.twoWay(&$0)
-                $0.display = .window(sink: "ximagesink", xDisplay: xvfb.display)
-            }) { h in
-                _ = try await Self.twoWayCall(h, frames: 30) { sid in
-                    // The window is drawn by a child of this process on that display.
-                    let window = Self.windowChildren(display: xvfb.display)
-                    #expect(window.count == 1, "window processes on \(xvfb.display): \(window)")
-                    xvfb.stop()
-                    // In-process Xlib would have ended this test process here (exit 1).
-                    #expect(await Self.until(.seconds(20)) {
-                        h.log.text.contains("display window (ximagesink on \(xvfb.display)): the window process ended")
-                    }, "the window's end was not logged:\n\(h.log.text)")
-                    #expect(window.allSatisfy { !FileManager.default.fileExists(atPath: "/proc/\($0)") }, "not reaped: \(window)")
-                    let before = await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0
-                    #expect(await Self.until(.seconds(20)) {
-                        (await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0) >= before + 30
-                    }, "the device stopped receiving the app's video after the X server went away")
-                }
+            try await Self.windowCall { h, xvfb, sid in
+                // The window is drawn by a child of this process on that display.
+                let window = Self.windowChildren(display: xvfb.display)
+                #expect(window.count == 1, "window processes on \(xvfb.display): \(window)")
+                xvfb.stop()
+                // In-process Xlib would have ended this test process here (exit 1).
+                #expect(await Self.until(.seconds(20)) {
+                    h.log.text.contains("display window (ximagesink on \(xvfb.display)): the window process ended")
+                }, "the window's end was not logged:\n\(h.log.text)")
+                #expect(window.allSatisfy { !FileManager.default.fileExists(atPath: "/proc/\($0)") }, "not reaped: \(window)")
+                let before = await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0
+                #expect(await Self.until(.seconds(20)) {
+                    (await h.device.mediaStats(sessionId: sid)?.videoFramesReceived ?? 0) >= before + 30
+                }, "the device stopped receiving the app's video after the X server went away")
             }
         }
 
