@@ -1,6 +1,7 @@
 import CallEngine
 import CallRuntime
 import Emulator
+import WebRTCLink
 import Foundation
 import Synchronization
 import IPCWire
@@ -141,7 +142,29 @@ public actor DeviceRegistry {
             g.doorbell = await Self.doorbellGauges(of: entry.device)
             gauges.append(g)
         }
-        return metrics.render(gauges)
+        return metrics.render(gauges, fanOut: Self.fanOutGauges(all.map(\.device.feeds)))
+    }
+
+    /// The video fan-outs of the devices' feeds (most share the process's one `VideoFeeds`),
+    /// each set of feeds counted once.
+    static func fanOutGauges(_ feeds: [VideoFeeds]) -> ControlMetrics.FanOutGauges {
+        var seen = Set<ObjectIdentifier>()
+        var g = ControlMetrics.FanOutGauges()
+        for f in feeds where seen.insert(ObjectIdentifier(f)).inserted {
+            let (s, subscribers) = f.fanOut
+            g.accessUnits += s.accessUnits
+            g.keyFrames += s.keyFrames
+            g.keyFrameRequests += s.keyFrameRequests
+            g.keyFramesForced += s.keyFramesForced
+            g.deliveries += s.deliveries
+            g.deltasSkipped += s.deltasSkipped
+            g.startsFromRecent += s.startsFromRecent
+            g.recentUnitsReplayed += s.recentUnitsReplayed
+            g.catchUpsAbandoned += s.catchUpsAbandoned
+            g.laneOverflows += s.laneOverflows
+            g.subscribers += subscribers
+        }
+        return g
     }
 }
 

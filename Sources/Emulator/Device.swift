@@ -69,7 +69,7 @@ public actor Device {
     var random = SystemRandomNumberGenerator()
     private var stopped = false
     /// Where the links' video comes from (the real link factory's feeds).
-    nonisolated var feeds: VideoFeeds { runtime.feeds }
+    public nonisolated var feeds: VideoFeeds { runtime.feeds }
     /// What builds the P2P links (injected; the real GStreamer links unless a test or the
     /// simulator gives `SimulatedDeviceLinks`).
     public nonisolated var linkFactory: any DeviceLinkFactory { runtime.linkFactory }

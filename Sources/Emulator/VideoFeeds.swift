@@ -40,6 +40,8 @@ public final class VideoFeeds: Sendable {
         var prepareOnRing = false
         var captures: [String: Capture] = [:]
         var feeds: [String: FeedEntry] = [:]
+        /// The fan-out counts of the feeds stopped so far (so the process's sums only grow).
+        var retiredFanOut = FanOutStatistics()
     }
     private let state = Mutex(State())
 
@@ -129,11 +131,26 @@ public final class VideoFeeds: Sendable {
     /// Open captures and feeds (for tests and the benchmark).
     var counts: (captures: Int, feeds: Int) { state.withLock { ($0.captures.count, $0.feeds.count) } }
 
+    /// What every fan-out of these feeds counted (the running feeds' and the stopped ones'), and
+    /// the links subscribed now: `/metrics` (`ipcemu_video_fanout_*`) and `bench media --fleet`.
+    public var fanOut: (statistics: FanOutStatistics, subscribers: Int) {
+        state.withLock { s in
+            var sum = s.retiredFanOut
+            var subscribers = 0
+            for entry in s.feeds.values {
+                sum.add(entry.feed.fanOut.stats)
+                subscribers += entry.feed.fanOut.subscriberCount
+            }
+            return (sum, subscribers)
+        }
+    }
+
     private func stopIfUnused(_ feed: Feed, generation: Int) {
         let captureToStop: Capture?? = state.withLock { s in
             guard let entry = s.feeds[feed.key], entry.feed === feed, entry.users == 0, entry.generation == generation
             else { return nil }
             s.feeds.removeValue(forKey: feed.key)
+            s.retiredFanOut.add(feed.fanOut.stats)
             let capture = feed.capture
             capture.detach(feed)
             guard capture.feedCount == 0 else { return .some(nil) }

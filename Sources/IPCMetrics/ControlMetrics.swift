@@ -138,9 +138,11 @@ public final class ControlMetrics: Sendable {
         return sum
     }
 
-    /// Writes what the devices report now into the registry and returns the whole exposition.
-    public func render(_ devices: [DeviceGauges]) -> String {
+    /// Writes what the devices (and the process's video fan-outs) report now into the registry
+    /// and returns the whole exposition.
+    public func render(_ devices: [DeviceGauges], fanOut: FanOutGauges = FanOutGauges()) -> String {
         fedCounters.withLock { fed in
+            writeFanOut(fanOut, &fed)
             if perDevice {
                 for d in devices { write(d, &fed) }
             } else {

@@ -33,6 +33,20 @@ public struct FanOutStatistics: Sendable, Hashable {
     public var laneOverflows = 0
 
     public init() {}
+
+    /// Adds another fan-out's counts (a process's feeds summed, `VideoFeeds.fanOutStatistics`).
+    public mutating func add(_ o: FanOutStatistics) {
+        accessUnits += o.accessUnits
+        keyFrames += o.keyFrames
+        keyFrameRequests += o.keyFrameRequests
+        keyFramesForced += o.keyFramesForced
+        deliveries += o.deliveries
+        deltasSkipped += o.deltasSkipped
+        startsFromRecent += o.startsFromRecent
+        recentUnitsReplayed += o.recentUnitsReplayed
+        catchUpsAbandoned += o.catchUpsAbandoned
+        laneOverflows += o.laneOverflows
+    }
 }
 
 public final class VideoFanOut: Sendable {

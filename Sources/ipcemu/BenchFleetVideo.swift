@@ -43,6 +43,8 @@ struct FleetVideoBench {
         defer { broker.stop() }
         let fleet = FleetProcess(arguments: [
             "fleet", "--profile", "\(profilePath):\(devices)", "--broker", broker.url, "--answer", "answer:0", "--json",
+            // Its /metrics: the video fan-out's counts (frames lost inside the device).
+            "--control", "127.0.0.1:0",
         ])
         let spawned = ContinuousClock.now
         try fleet.start()
@@ -52,6 +54,8 @@ struct FleetVideoBench {
         }
         let pid = fleet.process.processIdentifier
         let onlineSeconds = BenchCommand.Media.ms(ContinuousClock.now - spawned) / 1000
+        let controlURL = await Self.controlURL(of: fleet)
+        if controlURL == nil { note("the fleet's control URL was not printed: no fan-out counts") }
         say("bench media --fleet \(devices): fleet pid \(pid) online \(String(format: "%.1f", onlineSeconds)) s after spawn; load average \(BenchCommand.Media.loadAverage)")
 
         // The app side yields to the device: the fleet was spawned at nice 0 and keeps it, while
@@ -118,9 +122,11 @@ struct FleetVideoBench {
             packetsBefore += stats?.videoPacketsReceived ?? 0
             bytesBefore += stats?.rtpBytesReceived ?? 0
         }
+        let fanOutBefore = await FleetFanOutScrape.read(controlURL: controlURL)
         let appCPUStart = BenchCommand.Media.cpuSeconds(pid: getpid())
         let cpuAll = await BenchCommand.Media.cpuShare(pid: pid, over: seconds)
         let appCPU = (BenchCommand.Media.cpuSeconds(pid: getpid()) ?? .nan) - (appCPUStart ?? .nan)
+        let fanOutAfter = await FleetFanOutScrape.read(controlURL: controlURL)
         var fps: [Double] = []
         var gapMs = 0
         var dropped = 0, stampErrors = 0, decodedFrames = 0
@@ -165,6 +171,12 @@ struct FleetVideoBench {
         say(String(format: "  the app side received %.0f video packets/s per stream, %.0f kbit/s of RTP per stream (%.0f packets/s in all)",
                    Double(packetsAfter - packetsBefore) / seconds / streams,
                    Double(bytesAfter - bytesBefore) * 8 / 1000 / seconds / streams, Double(packetsAfter - packetsBefore) / seconds))
+        if let fanOutBefore, let fanOutAfter {
+            say("  the fleet's video fan-out while all streamed: " + fanOutAfter.since(fanOutBefore).summary(links: calls.count))
+            say("  the fleet's video fan-out over the whole run: " + fanOutAfter.summary(links: calls.count))
+        } else {
+            say("  the fleet's video fan-out: not read (its /metrics did not answer)")
+        }
         say("  longest gap between two frames of a counted stream (whole run): \(gapMs) ms")
         say("  decoded sample: \(decodedFrames) frames, \(stampErrors) stamp errors, \(dropped) frames dropped (counter gaps)")
         say("  one encoder for every device: " + Self.sharedStampsLine(sampleStamps))
@@ -178,6 +190,18 @@ struct FleetVideoBench {
         say("  CPU curve (calls: % of one core): " + curve.map { String(format: "%d: %.1f", $0.0, $0.1) }.joined(separator: ", "))
         let slowest = sortedFPS.first ?? 0
         return failures == 0 && dropped == 0 && stampErrors == 0 && slowest >= 27
+    }
+
+    /// The fleet's control API base URL (http://HOST:PORT), from the note it prints once served.
+    static func controlURL(of fleet: FleetProcess) async -> String? {
+        let prefix = "control API and console at "
+        let notes = await fleet.waitForNotes(prefix: prefix, containing: "metrics", count: 1, timeout: .seconds(20))
+        guard let message = notes.first, let start = message.range(of: prefix)?.upperBound else { return nil }
+        let rest = message[start...]
+        guard let end = rest.firstIndex(of: " ") else { return nil }
+        var url = String(rest[..<end])
+        if url.hasSuffix("/") { url.removeLast() }
+        return url
     }
 
     /// Sets the nice value of every thread of this process (Linux: a nice value is per thread, and
