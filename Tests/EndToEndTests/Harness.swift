@@ -241,6 +241,15 @@ final class WireTap: Sendable {
         }
     }
 
+    /// As `calls(on:)`, each with the moment this tap received it (about when the device did).
+    func timedCalls(on topic: String) -> [(call: CallMessage, at: ContinuousClock.Instant)] {
+        guard var opener = try? PayloadOpener(mode: security, localKey: localKey) else { return [] }
+        return collector.timedMessages(on: topic).compactMap { arrival in
+            guard let opened = try? opener.openMessage(arrival.message.payload), case .call(let m) = opened.message else { return nil }
+            return (m, arrival.at)
+        }
+    }
+
     /// Every 308 event the device published.
     func outCalls() -> [CallMessage] { calls(on: outTopic) }
     /// Every 308 event sent to the device (that a receiver would accept).

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -60,28 +61,36 @@ extension Trait where Self == HeavyTestTrait {
 
 /// A counting semaphore for async code: waiters queue in order of arrival and the first one is
 /// served as soon as enough permits are back (a waiter for many is not overtaken by later ones).
-public final class HeavyTestGate: @unchecked Sendable {
+public final class HeavyTestGate: Sendable {
     public static let shared = HeavyTestGate(permits: HeavyTestGate.permitsFromEnvironment())
 
     /// The permits the current test holds (0 outside a heavy test).
     @TaskLocal public static var heldByThisTest = 0
 
+    private struct State {
+        var available: Int
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var mostHeld = 0
+
+        mutating func take(_ count: Int, of permits: Int) {
+            available -= count
+            mostHeld = max(mostHeld, permits - available)
+        }
+    }
+
     public let permits: Int
-    private let lock = NSLockLike()
-    private var available: Int
-    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    private var mostHeld = 0
+    private let state: Mutex<State>
 
     public init(permits: Int) {
         self.permits = max(1, permits)
-        self.available = max(1, permits)
+        state = Mutex(State(available: max(1, permits)))
     }
 
     /// How many acquirers are waiting.
-    public var waiting: Int { lock.withLock { waiters.count } }
+    public var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// The most permits held at once so far.
-    public var mostHeldAtOnce: Int { lock.withLock { mostHeld } }
+    public var mostHeldAtOnce: Int { state.withLock { $0.mostHeld } }
 
     static func permitsFromEnvironment() -> Int {
         guard let raw = getenv("IPCEMU_TEST_HEAVY_PARALLEL"), let n = Int(String(cString: raw)), n > 0 else { return 2 }
@@ -91,13 +100,14 @@ public final class HeavyTestGate: @unchecked Sendable {
     public func acquire(_ count: Int = 1) async {
         let count = min(max(count, 0), permits)
         guard count > 0 else { return }
+        let permits = self.permits
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted: Bool = lock.withLock {
-                if waiters.isEmpty && available >= count {
-                    take(count)
+            let granted: Bool = state.withLock { s in
+                if s.waiters.isEmpty && s.available >= count {
+                    s.take(count, of: permits)
                     return true
                 }
-                waiters.append((count, continuation))
+                s.waiters.append((count, continuation))
                 return false
             }
             if granted { continuation.resume() }
@@ -107,22 +117,17 @@ public final class HeavyTestGate: @unchecked Sendable {
     public func release(_ count: Int = 1) {
         let count = min(max(count, 0), permits)
         guard count > 0 else { return }
-        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
-            available += count
+        let permits = self.permits
+        let ready: [CheckedContinuation<Void, Never>] = state.withLock { s in
+            s.available += count
             var ready: [CheckedContinuation<Void, Never>] = []
-            while let first = waiters.first, first.count <= available {
-                waiters.removeFirst()
-                take(first.count)
+            while let first = s.waiters.first, first.count <= s.available {
+                s.waiters.removeFirst()
+                s.take(first.count, of: permits)
                 ready.append(first.continuation)
             }
             return ready
         }
         for c in ready { c.resume() }
-    }
-
-    /// Under the lock.
-    private func take(_ count: Int) {
-        available -= count
-        mostHeld = max(mostHeld, permits - available)
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import MQTTTransport
 
 /// A subscriber that keeps every message it receives, for "wait until N messages on topic X
@@ -7,12 +8,16 @@ public final class MessageCollector: Sendable {
     public let client: MQTTClient
     private let received = Received()
 
-    private final class Received: @unchecked Sendable {
-        private let lock = NSLockLike()
-        private var messages: [MQTTMessage] = []
-        func append(_ message: MQTTMessage) { lock.withLock { messages.append(message) } }
-        var all: [MQTTMessage] { lock.withLock { messages } }
-        func removeAll() { lock.withLock { messages.removeAll() } }
+    /// What arrived, each with the moment the handler saw it.
+    private final class Received: Sendable {
+        private let arrivals = Mutex<[(message: MQTTMessage, at: ContinuousClock.Instant)]>([])
+        func append(_ message: MQTTMessage) {
+            let now = ContinuousClock.now
+            arrivals.withLock { $0.append((message, now)) }
+        }
+        var timed: [(message: MQTTMessage, at: ContinuousClock.Instant)] { arrivals.withLock { $0 } }
+        var all: [MQTTMessage] { arrivals.withLock { $0.map(\.message) } }
+        func removeAll() { arrivals.withLock { $0.removeAll() } }
     }
 
     private init(client: MQTTClient) {
@@ -52,6 +57,11 @@ public final class MessageCollector: Sendable {
 
     /// Messages received on exactly `topic`.
     public func messages(on topic: String) -> [MQTTMessage] { received.all.filter { $0.topic == topic } }
+
+    /// Messages received on exactly `topic`, each with the moment it arrived here.
+    public func timedMessages(on topic: String) -> [(message: MQTTMessage, at: ContinuousClock.Instant)] {
+        received.timed.filter { $0.message.topic == topic }
+    }
 
     public func reset() { received.removeAll() }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,36 +35,13 @@ public func eventually(
 }
 
 /// A mutex-protected box for collecting values from handlers in tests.
-public final class Collected<Value>: @unchecked Sendable {
-    private let lock = NSLockLike()
-    private var value: Value
+public final class Collected<Value: Sendable>: Sendable {
+    private let state: Mutex<Value>
 
-    public init(_ value: Value) { self.value = value }
+    public init(_ value: Value) { state = Mutex(value) }
 
-    public func withLock<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
-    public var snapshot: Value { lock.withLock { value } }
-}
-
-/// A plain pthread mutex (TestSupport does not import Foundation).
-final class NSLockLike: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
+    public func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { state.withLock { body(&$0) } }
+    public var snapshot: Value { state.withLock { $0 } }
 }
 
 /// A directory under $TMPDIR (or /tmp), deleted with its contents on deinit.
