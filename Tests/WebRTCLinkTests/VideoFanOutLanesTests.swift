@@ -61,7 +61,7 @@ struct VideoFanOutLanesTests {
         #expect(fan.stats.laneOverflows == 0)
     }
 
-    @Test("a lane more than 15 units behind: its subscriber skips to the next key frame, asked once the lane has sent what it held; an IDR meanwhile is skipped and asks nothing")
+    @Test("a lane too far behind: its subscriber skips to the next key frame, asked once the lane has sent what it held; an IDR meanwhile is skipped and asks nothing")
     func laneBacklogSkipsToKeyFrame() async throws {
         let forced = Atomic<Int>(0)
         let fan = VideoFanOut(minimumKeyFrameSpacing: .zero, recentLimit: .none, delivery: .lanes(1)) {
@@ -74,28 +74,30 @@ struct VideoFanOutLanesTests {
             log.add(bytes)
         }
         let askedAtJoin = forced.load(ordering: .relaxed)
+        let limit = UInt16(VideoFanOut.laneBacklogLimit)
         deliver(fan, 0, key: true)
-        for n in 1..<VideoFanOut.laneBacklogLimit { deliver(fan, UInt16(n), key: false) }
-        // 15 units wait on the lane now: the next one overflows it; the ones after are skipped,
-        // the key frame 17 too (the lane is still behind: taking it would overflow it again).
-        for n in 15..<20 { deliver(fan, UInt16(n), key: n == 17) }
+        for n in 1..<limit { deliver(fan, n, key: false) }
+        // `limit` units wait on the lane now: the next one overflows it; the ones after are
+        // skipped, the key frame limit + 2 too (the lane is still behind: taking it would
+        // overflow it again).
+        for n in limit..<limit + 5 { deliver(fan, n, key: n == limit + 2) }
         #expect(fan.stats.laneOverflows == 1)
         #expect(fan.stats.deltasSkipped == 3)
         #expect(forced.load(ordering: .relaxed) == askedAtJoin, "no key frame asked while the lane still holds its backlog")
         gate.signal()
-        try await waitUntil { log.all.count == 15 }
+        try await waitUntil { log.all.count == Int(limit) }
         // Once the lane has sent its backlog, the next unit asks for the key frame.
-        var n: UInt16 = 20
+        var n: UInt16 = limit + 5
         try await waitUntil {
             deliver(fan, n, key: false)
             n += 1
             return forced.load(ordering: .relaxed) > askedAtJoin
         }
         #expect(forced.load(ordering: .relaxed) == askedAtJoin + 1)
-        deliver(fan, 100, key: true)
-        deliver(fan, 101, key: false)
-        try await waitUntil { log.all.count == 17 }
-        #expect(log.all == (0..<15).map { UInt16($0) } + [100, 101])
+        deliver(fan, 1000, key: true)
+        deliver(fan, 1001, key: false)
+        try await waitUntil { log.all.count == Int(limit) + 2 }
+        #expect(log.all == (0..<limit).map { $0 } + [1000, 1001])
         #expect(fan.stats.laneOverflows == 1)
     }
 }
