@@ -33,15 +33,45 @@ extension PeerCore {
         }
         guard let webrtc = liveWebRTC() else { return }
         let sdp = editLocalDescription(created)
-        events.localDescription(sdp)
+        fields.withLock { $0.signalling.pendingLocalDescription = sdp }
         let type = Int32(isAnswerer ? CGW_SDP_ANSWER : CGW_SDP_OFFER)
         if !cgw_webrtc_set_local_description(webrtc, type, sdp, onLocalDescriptionSet, CoreReference.retained(self), releaseCoreReference) {
             fail(.negotiationFailed("webrtcbin could not parse its own description"))
         }
     }
 
+    /// Our description is webrtcbin's now: only then does it go to the peer (see
+    /// `SignallingProgress.pendingLocalDescription`).
     func localDescriptionSet(error: String?) {
-        if let error { fail(.negotiationFailed("set-local-description: \(error)")) }
+        if let error { return fail(.negotiationFailed("set-local-description: \(error)")) }
+        let sdp: String? = fields.withLock { f in
+            defer { f.signalling.pendingLocalDescription = nil }
+            return f.phase == .closed ? nil : f.signalling.pendingLocalDescription
+        }
+        guard let sdp else { return }
+        events.localDescription(sdp)
+        // webrtcbin emits candidates from the same operations thread after this reply, so none
+        // should have come yet; any that did waited and go now, in order.
+        while true {
+            let waiting: [ICECandidate] = fields.withLock { f in
+                let w = f.signalling.candidatesBeforeDescription
+                f.signalling.candidatesBeforeDescription = []
+                if w.isEmpty { f.signalling.localDescriptionSent = true }
+                return w
+            }
+            if waiting.isEmpty { return }
+            for candidate in waiting { events.localCandidate(candidate) }
+        }
+    }
+
+    /// Sends a local candidate (or the end of them), or keeps it until our description went out.
+    private func sendOrKeep(_ candidate: ICECandidate) {
+        let now: Bool = fields.withLock { f in
+            if f.signalling.localDescriptionSent { return true }
+            f.signalling.candidatesBeforeDescription.append(candidate)
+            return false
+        }
+        if now { events.localCandidate(candidate) }
     }
 
     /// App side: the device's answer.
@@ -107,7 +137,7 @@ extension PeerCore {
             case .ended: return false
             }
         }
-        if open { events.localCandidate(ICECandidate(candidate: candidate, sdpMLineIndex: Int(mline))) }
+        if open { sendOrKeep(ICECandidate(candidate: candidate, sdpMLineIndex: Int(mline))) }
     }
 
     func gatheringState(_ value: Int32) {
@@ -126,6 +156,6 @@ extension PeerCore {
             case .ended: return false
             }
         }
-        if first { events.localCandidate(ICECandidate(candidate: "", sdpMLineIndex: 0)) }
+        if first { sendOrKeep(ICECandidate(candidate: "", sdpMLineIndex: 0)) }
     }
 }

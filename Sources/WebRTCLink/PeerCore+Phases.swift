@@ -47,6 +47,16 @@ struct SignallingProgress: Sendable {
     }
 
     var offer = Offer.held
+    /// Our description (offer or answer) between its creation and webrtcbin's reply to
+    /// set-local-description: it goes to the peer only then. Sent earlier, the peer's reply could
+    /// be set before our own description (seen at fleet scale: the app's set-remote-description of
+    /// the answer queued ahead of its set-local-description of the offer, refused in state stable,
+    /// and the device's link ended in ICE failed).
+    var pendingLocalDescription: String?
+    /// Our candidates (and the end of them) that came before our description went out: sent
+    /// right after it, in order (LinkEvents: the description comes first).
+    var candidatesBeforeDescription: [ICECandidate] = []
+    var localDescriptionSent = false
     var remoteDescription = RemoteDescription.notSet(waitingCandidates: [])
     var localCandidates = LocalCandidates.trickling
 }
