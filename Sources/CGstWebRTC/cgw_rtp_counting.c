@@ -2,7 +2,9 @@
  * `bench media`): no depayloader, no queue, no thread of its own. An access unit ends at the
  * packet with the RTP marker bit (RFC 6184 5.1: set on the last packet of an access unit); it is a
  * key frame when one of its packets carries an IDR slice (NAL type 5), directly, in a STAP-A or as
- * the first fragment of an FU-A. */
+ * the first fragment of an FU-A. Each access unit also reports the packets its RTP sequence
+ * numbers show missing or late since the one before: a counted stream that lost packets says so
+ * (there is no jitter buffer before it to reorder them: cgw_rtp_passthrough.c). */
 #include "cgw_internal.h"
 
 int cgw_rtp_h264_packet_kind(const uint8_t *packet, size_t length, bool *carries_idr) {
@@ -48,6 +50,12 @@ int cgw_rtp_h264_packet_kind(const uint8_t *packet, size_t length, bool *carries
 typedef struct {
     CgwCallback *callback;
     bool idr; /* the access unit so far carries an IDR slice */
+    bool have_sequence;
+    uint16_t next_sequence; /* the RTP sequence number expected next */
+    unsigned missing;      /* packets skipped over by the sequence numbers, since the last report */
+    unsigned late;         /* packets older than one already seen (reordered or repeated), since then */
+    bool have_timestamp;
+    uint32_t last_timestamp; /* RTP timestamp of the last access unit's end */
 } AccessUnitCounter;
 
 static void access_unit_counter_free(gpointer data) {
@@ -56,17 +64,52 @@ static void access_unit_counter_free(gpointer data) {
     g_free(counter);
 }
 
+/* The RTP sequence check: a packet after the one expected skips over (and counts as missing) the
+ * ones between; one before it (within half the sequence space) is late: reordered or repeated. */
+void cgw_rtp_sequence_step(bool *have, uint16_t *next, uint16_t sequence, unsigned *missing, unsigned *late) {
+    if (!*have) {
+        *have = true;
+        *next = (uint16_t)(sequence + 1);
+        return;
+    }
+    uint16_t ahead = (uint16_t)(sequence - *next);
+    if (ahead < 0x8000) {
+        *missing += ahead;
+        *next = (uint16_t)(sequence + 1);
+    } else {
+        *late += 1;
+    }
+}
+
 static void count_packet(AccessUnitCounter *counter, GstBuffer *buffer) {
     GstMapInfo map;
     if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) return;
     bool idr = false;
     int kind = cgw_rtp_h264_packet_kind(map.data, map.size, &idr);
+    uint16_t sequence = kind >= 0 ? (uint16_t)((map.data[2] << 8) | map.data[3]) : 0;
+    uint32_t timestamp = kind >= 0
+        ? ((uint32_t)map.data[4] << 24) | ((uint32_t)map.data[5] << 16) | ((uint32_t)map.data[6] << 8) | map.data[7]
+        : 0;
     gst_buffer_unmap(buffer, &map);
     if (kind < 0) return;
+    cgw_rtp_sequence_step(&counter->have_sequence, &counter->next_sequence, sequence, &counter->missing,
+                          &counter->late);
     counter->idr = counter->idr || idr;
     if (kind == 1) {
-        ((cgw_access_unit_fn)counter->callback->fn)(counter->callback->ctx, counter->idr);
+        /* How far the RTP clock moved since the last access unit (90 kHz for H.264): frames the
+         * sender skipped show as a longer step. Backwards (a late marker) counts nothing. */
+        uint32_t advance = counter->have_timestamp ? timestamp - counter->last_timestamp : 0;
+        if (advance >= 0x80000000u) advance = 0;
+        else counter->last_timestamp = timestamp;
+        if (!counter->have_timestamp) {
+            counter->have_timestamp = true;
+            counter->last_timestamp = timestamp;
+        }
+        ((cgw_access_unit_fn)counter->callback->fn)(counter->callback->ctx, counter->idr, counter->missing,
+                                                    counter->late, advance);
         counter->idr = false;
+        counter->missing = 0;
+        counter->late = 0;
     }
 }
 

@@ -293,6 +293,17 @@ public struct LinkStatistics: Sendable, Hashable {
     public var firstAccessUnitUnixNanos: Int64 = 0
     public var lastAccessUnitUnixNanos: Int64 = 0
     public var longestAccessUnitGapMs = 0
+    /// Count-only receive path: the RTP sequence check of the video (no jitter buffer before it):
+    /// packets the sequence numbers skipped over (lost), in how many gaps, and packets that came
+    /// behind one already seen (reordered or repeated).
+    public var videoPacketsMissing = 0
+    public var videoSequenceGaps = 0
+    public var videoPacketsLate = 0
+    /// Count-only receive path: how far the video's RTP timestamp (90 kHz) moved from the first
+    /// access unit to the last, summed step by step: at F frames/s the sender made `span * F /
+    /// 90,000` frames after the first one counted, so the access units counted short of that are
+    /// frames it skipped (or that were lost whole).
+    public var videoTimestampSpan = 0
     /// Size of the last decoded frame (0 before the first).
     public var receivedVideoWidth = 0
     public var receivedVideoHeight = 0

@@ -79,8 +79,9 @@ func onKeyUnitRequested(_ context: UnsafeMutableRawPointer?) {
 }
 
 /// An access unit of the peer's video counted at the RTP level (a counted link: no depayloader).
-func onCountedAccessUnit(_ context: UnsafeMutableRawPointer?, _ key: Bool) {
-    coreFrom(context)?.receivedAccessUnit(isKeyFrame: key)
+func onCountedAccessUnit(_ context: UnsafeMutableRawPointer?, _ key: Bool, _ missing: UInt32, _ late: UInt32, _ advance: UInt32) {
+    coreFrom(context)?.receivedAccessUnit(
+        isKeyFrame: key, packetsMissing: Int(missing), packetsLate: Int(late), timestampAdvance: Int(advance))
 }
 
 func onAudioSample(_ context: UnsafeMutableRawPointer?) {

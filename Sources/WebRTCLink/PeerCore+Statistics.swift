@@ -5,11 +5,15 @@ import Dispatch
 
 extension PeerCore {
     /// An access unit of the peer's video, counted at the RTP level (count-only receive path).
-    func receivedAccessUnit(isKeyFrame: Bool) {
+    func receivedAccessUnit(isKeyFrame: Bool, packetsMissing: Int = 0, packetsLate: Int = 0, timestampAdvance: Int = 0) {
         let now = cgw_unix_time_ns()
         fields.withLock { f in
             f.statistics.videoAccessUnitsReceived += 1
             if isKeyFrame { f.statistics.videoKeyFramesReceived += 1 }
+            f.statistics.videoPacketsMissing += packetsMissing
+            f.statistics.videoPacketsLate += packetsLate
+            if packetsMissing > 0 { f.statistics.videoSequenceGaps += 1 }
+            f.statistics.videoTimestampSpan += timestampAdvance
             if f.lastAccessUnitUnixNanos == 0 {
                 f.statistics.firstAccessUnitUnixNanos = now
             } else {

@@ -256,6 +256,12 @@ final class PeerCore: Sendable {
                 throw .pipeline("the ICE agent refused local address \(address)")
             }
         }
+        if !decodesVideo {
+            // A counted link (bench media's streams beyond the decoded sample) only counts and
+            // checks sequence numbers and timestamps: no jitter buffer (a task and a timer thread
+            // per stream, and a hand-off per packet).
+            _ = cgw_webrtc_receive_without_jitterbuffers(webrtc)
+        }
         if options.jitterBufferFastStartPackets > 0 {
             // Without it the first frame waits the whole jitter buffer latency (GStreamer < 1.18
             // has no such property: the link then works as before).

@@ -16,8 +16,8 @@ import WebRTCLink
 /// (DESIGN.md "Scale"), fanned out to every device's link. Calls are added one at a time with the
 /// fleet's CPU measured after each (the per-link cost), then all stream for --seconds. The app
 /// decodes a sample of the streams (stamps read, counter gaps counted; two sampled streams of
-/// different devices showing the same stamps prove they come from one encoder) and only
-/// depayloads and counts the others.
+/// different devices showing the same stamps prove they come from one encoder) and only counts
+/// the others at the RTP level (`CountedCheck`: access units, key frames, sequence gaps).
 struct FleetVideoBench {
     var devices: Int
     var decodedSample: Int
@@ -116,11 +116,14 @@ struct FleetVideoBench {
         // Every call streaming at once for `seconds`.
         var before: [String: Int] = [:]
         var packetsBefore = 0, bytesBefore = 0
+        let nominalFPS = stream == .main ? template.capabilities.video?.main.fps ?? 30 : template.capabilities.video?.sub.fps ?? 15
+        var countedBefore = CountedCheck(fps: nominalFPS)
         for c in calls {
             before[c.sessionId] = await Self.frames(c)
             let stats = await c.app.videoLinkStatistics(sessionId: c.sessionId)?.stats
             packetsBefore += stats?.videoPacketsReceived ?? 0
             bytesBefore += stats?.rtpBytesReceived ?? 0
+            if !c.decodes, let stats { countedBefore.add(stats) }
         }
         let fanOutBefore = await FleetFanOutScrape.read(controlURL: controlURL)
         let appCPUStart = BenchCommand.Media.cpuSeconds(pid: getpid())
@@ -133,12 +136,16 @@ struct FleetVideoBench {
         var sampleStamps: [(String, Set<VideoStats.Stamp>)] = []
         var sampleGaps: [Set<Int64>] = []
         var packetsAfter = 0, bytesAfter = 0
+        var countedAfter = CountedCheck(fps: nominalFPS)
         for c in calls {
             fps.append(Double(await Self.frames(c) - (before[c.sessionId] ?? 0)) / seconds)
             if let (stats, _) = await c.app.videoLinkStatistics(sessionId: c.sessionId) {
                 packetsAfter += stats.videoPacketsReceived
                 bytesAfter += stats.rtpBytesReceived
-                if !c.decodes { gapMs = max(gapMs, stats.longestAccessUnitGapMs) }
+                if !c.decodes {
+                    gapMs = max(gapMs, stats.longestAccessUnitGapMs)
+                    countedAfter.add(stats)
+                }
             }
             if c.decodes, let stats = await c.app.videoStats(sessionId: c.sessionId) {
                 dropped += stats.framesDropped
@@ -178,6 +185,7 @@ struct FleetVideoBench {
             say("  the fleet's video fan-out: not read (its /metrics did not answer)")
         }
         say("  longest gap between two frames of a counted stream (whole run): \(gapMs) ms")
+        say("  counted streams (\(countedAfter.streams), not decoded): " + countedAfter.since(countedBefore).summary)
         say("  decoded sample: \(decodedFrames) frames, \(stampErrors) stamp errors, \(dropped) frames dropped (counter gaps)")
         say("  one encoder for every device: " + Self.sharedStampsLine(sampleStamps))
         if sampleGaps.count >= 2 {
@@ -190,6 +198,54 @@ struct FleetVideoBench {
         say("  CPU curve (calls: % of one core): " + curve.map { String(format: "%d: %.1f", $0.0, $0.1) }.joined(separator: ", "))
         let slowest = sortedFPS.first ?? 0
         return failures == 0 && dropped == 0 && stampErrors == 0 && slowest >= 27
+    }
+
+    /// What the counted streams (those outside the decoded sample) check, summed: the RTP level
+    /// only (no jitter buffer, depayloader or decoder): access units (the marker bit ends one) and
+    /// the video's RTP sequence numbers.
+    struct CountedCheck {
+        var streams = 0
+        var accessUnits = 0
+        var keyFrames = 0
+        var packets = 0
+        var missing = 0
+        var gaps = 0
+        var late = 0
+        /// The streams' RTP timestamp spans, summed (90 kHz ticks).
+        var timestampSpan = 0
+        /// The stream's nominal rate (the profile's), for the frames the timestamps say were sent.
+        var fps = 30
+
+        mutating func add(_ stats: LinkStatistics) {
+            streams += 1
+            accessUnits += stats.videoAccessUnitsReceived
+            keyFrames += stats.videoKeyFramesReceived
+            packets += stats.videoPacketsReceived
+            missing += stats.videoPacketsMissing
+            gaps += stats.videoSequenceGaps
+            late += stats.videoPacketsLate
+            timestampSpan += stats.videoTimestampSpan
+        }
+
+        func since(_ earlier: CountedCheck) -> CountedCheck {
+            CountedCheck(streams: streams, accessUnits: accessUnits - earlier.accessUnits, keyFrames: keyFrames - earlier.keyFrames,
+                         packets: packets - earlier.packets, missing: missing - earlier.missing, gaps: gaps - earlier.gaps,
+                         late: late - earlier.late, timestampSpan: timestampSpan - earlier.timestampSpan, fps: fps)
+        }
+
+        /// Frames the RTP timestamps say were sent (each step of 1/fps is a frame) and were not
+        /// counted: frames the device skipped (a lane behind waits for a key frame) or lost whole.
+        var framesSkipped: Int {
+            max(0, Int((Double(timestampSpan) * Double(fps) / 90_000).rounded()) - accessUnits)
+        }
+
+        var summary: String {
+            "checked at the RTP level only, no jitter buffer, depayloader or decoder: \(accessUnits) access units "
+                + "(frames: the marker bit ends one; \(keyFrames) key frames), \(packets) video packets, "
+                + "\(missing) packets missing by RTP sequence number in \(gaps) gaps, \(late) late (reordered or repeated); "
+                + "\(framesSkipped) frames skipped by RTP timestamp (the timestamps advanced \(timestampSpan / 90) ms at \(fps) fps) "
+                + "while all streamed"
+        }
     }
 
     /// The fleet's control API base URL (http://HOST:PORT), from the note it prints once served.

@@ -179,6 +179,22 @@ struct RunCommandTests {
         #expect(run.stdout.contains(", 0 frames dropped"), "\(run.stdout)")
     }
 
+    @Test("bench media --fleet 3 calls three fleet devices, decodes one stream and says what the counted ones checked",
+          .timeLimit(.minutes(8)))
+    func benchMediaFleet() async throws {
+        let run = try await CLIRun.ipcemu([
+            "bench", "media", "--fleet", "3", "--seconds", "2", "--decode-sample", "1", "--step-seconds", "0.3",
+            "--profile", doorbell,
+        ])
+        // The exit status also asks for 27 fps from the slowest stream, which a loaded machine may miss.
+        #expect(run.stdout.contains("3 calls up, main stream, 1 decoded, 0 failed"), "\(run.stdout)\n\(run.stderr)")
+        let counted = run.stdout.split(separator: "\n").first { $0.contains("counted streams (2, not decoded):") }
+        #expect(counted?.contains("checked at the RTP level only, no jitter buffer, depayloader or decoder") == true, "\(run.stdout)")
+        #expect(counted?.contains("packets missing by RTP sequence number") == true, "\(run.stdout)")
+        #expect(counted?.contains("frames skipped by RTP timestamp") == true, "\(run.stdout)")
+        #expect(run.stdout.contains("CPU curve (calls: % of one core): 0:"), "\(run.stdout)")
+    }
+
     @Test("bad arguments and bad profiles are named, exit non-zero")
     func badArguments() async throws {
         let missing = try await CLIRun.ipcemu(["run", "--profile", "/nonexistent/profile.yaml"])

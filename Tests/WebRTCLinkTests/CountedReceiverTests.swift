@@ -5,8 +5,8 @@ import CGstWebRTC
 @testable import WebRTCLink
 
 /// The app's counted receiver (`OfferConfiguration.decodesVideo` false, `bench media`'s streams
-/// beyond the decoded sample): H.264 access units counted at the RTP level, no depayloader, no
-/// queue; audio counted at the pad and dropped.
+/// beyond the decoded sample): H.264 access units counted at the RTP level, no jitter buffer, no
+/// depayloader, no queue; the RTP sequence numbers checked; audio counted at the pad and dropped.
 @Suite struct RTPAccessUnitParsingTests {
     /// An RTP header (version 2, payload type 96) with `csrcs` CSRCs and an optional one-word
     /// extension, then `payload`.
@@ -54,6 +54,25 @@ import CGstWebRTC
         #expect(Self.kind(Self.packet([0x65, 0x88], marker: true, csrcs: 2)) == (1, true))
         #expect(Self.kind(Self.packet([0x65, 0x88], marker: false, extensionWords: 2)) == (0, true))
         #expect(Self.kind(Self.packet([0x65, 0x88], marker: true, csrcs: 1, extensionWords: 1, padding: 4)) == (1, true))
+    }
+
+    static func steps(_ sequences: [UInt16]) -> (missing: UInt32, late: UInt32) {
+        var have = false
+        var next: UInt16 = 0
+        var missing: UInt32 = 0, late: UInt32 = 0
+        for sequence in sequences { cgw_rtp_sequence_step(&have, &next, sequence, &missing, &late) }
+        return (missing, late)
+    }
+
+    @Test func theSequenceCheckCountsMissingAndLatePackets() {
+        #expect(Self.steps([7, 8, 9, 10]) == (0, 0))
+        #expect(Self.steps([65534, 65535, 0, 1]) == (0, 0))  // the wrap is no gap
+        #expect(Self.steps([10, 11, 14, 15]) == (2, 0))  // 12 and 13 lost
+        #expect(Self.steps([65535, 2]) == (2, 0))  // lost across the wrap: 0 and 1
+        #expect(Self.steps([10, 12, 11, 13]) == (1, 1))  // reordered: 11 first counted missing, then late
+        #expect(Self.steps([10, 11, 11, 12]) == (0, 1))  // repeated
+        // A gap can never be more than half the space: what is that far behind is late.
+        #expect(Self.steps([40_000, 40_000 &- 30_000]) == (0, 1))
     }
 
     @Test func whatIsNotAnRTPPacketWithAPayloadIsRefused() {
@@ -107,5 +126,11 @@ struct CountedReceiverTests {
         #expect(received.videoFramesReceived == 0)
         #expect(received.audioPacketsReceived > 0)
         #expect(received.audioBuffersReceived == 0)
+        // No jitter buffer before the counter (its task and timer thread per stream): rtpbin got
+        // the pass-through, and on loopback nothing comes out of order.
+        let graph = harness.offerer?.pipelineGraph ?? ""
+        #expect(graph.contains("CgwRtpPass"), "no pass-through in the counted link's rtpbin")
+        #expect(!graph.contains("GstRtpJitterBuffer"), "a jitter buffer in the counted link")
+        #expect(received.videoPacketsLate == 0)
     }
 }

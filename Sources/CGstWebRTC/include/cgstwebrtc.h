@@ -286,14 +286,26 @@ bool cgw_pad_request_key_unit_upstream(CgwPad *pad);
 unsigned long cgw_pad_on_key_unit_request(CgwPad *pad, cgw_notify_fn fn, void *ctx, cgw_release_fn release);
 
 /* Counts received H.264 access units at the RTP level on a sink's "sink" pad (the app's counted
- * links: no depayloader, no queue): fn(ctx, key_frame) at each packet with the marker bit, key_frame
- * when a packet of that access unit carried an IDR slice. cgw_rtp_counting.c. */
-typedef void (*cgw_access_unit_fn)(void *ctx, bool key_frame);
+ * links: no depayloader, no queue): fn(ctx, key_frame, missing, late) at each packet with the
+ * marker bit, key_frame when a packet of that access unit carried an IDR slice; missing: packets
+ * the RTP sequence numbers skipped since the last call, late: packets that came behind one already
+ * seen (reordered or repeated); timestamp_advance: how far the RTP timestamp moved since the last
+ * access unit (0 for the first, or when it went back). cgw_rtp_counting.c. */
+typedef void (*cgw_access_unit_fn)(void *ctx, bool key_frame, unsigned missing, unsigned late, uint32_t timestamp_advance);
 bool cgw_sink_count_rtp_access_units(CgwElement *sink, cgw_access_unit_fn fn, void *ctx, cgw_release_fn release);
 /* One RTP packet of H.264 (RFC 6184): 1 when it ends an access unit (marker bit), 0 when not, -1
  * when it is not an RTP packet with a payload; *carries_idr: it holds an IDR slice (NAL type 5),
  * itself, in a STAP-A, or as an FU-A's start fragment. */
 int cgw_rtp_h264_packet_kind(const uint8_t *packet, size_t length, bool *carries_idr);
+/* One step of the sequence check: the first packet sets *next; a later one `sequence` at or after
+ * *next adds the skipped ones to *missing and moves *next past it; one before *next (by less than
+ * half the 16-bit space) adds 1 to *late. */
+void cgw_rtp_sequence_step(bool *have, uint16_t *next, uint16_t sequence, unsigned *missing, unsigned *late);
+/* A counted link's receive path without jitter buffers: every jitter buffer webrtcbin's rtpbin
+ * makes from now on is a pass-through (packets go on in the thread that brought them, no task, no
+ * timer thread). Call before negotiation. False: no rtpbin, or no "request-jitterbuffer" signal
+ * (GStreamer < 1.18; nothing changes). cgw_rtp_passthrough.c. */
+bool cgw_webrtc_receive_without_jitterbuffers(CgwElement *webrtc);
 
 /* ---- Encoded output of a shared encoder ---- */
 
