@@ -1,6 +1,7 @@
 import CallEngine
 import CallRuntime
 import Emulator
+import IPCMetrics
 import WebRTCLink
 import Foundation
 import Synchronization
@@ -142,31 +143,27 @@ public actor DeviceRegistry {
             g.doorbell = await Self.doorbellGauges(of: entry.device)
             gauges.append(g)
         }
-        return metrics.render(gauges, fanOut: Self.fanOutGauges(all.map(\.device.feeds)))
+        let fanOut = Self.fanOut(all.map(\.device.feeds))
+        return metrics.render(gauges, fanOut: fanOut.statistics, fanOutSubscribers: fanOut.subscribers)
     }
 
     /// The video fan-outs of the devices' feeds (most share the process's one `VideoFeeds`),
     /// each set of feeds counted once.
-    static func fanOutGauges(_ feeds: [VideoFeeds]) -> ControlMetrics.FanOutGauges {
+    static func fanOut(_ feeds: [VideoFeeds]) -> (statistics: FanOutStatistics, subscribers: Int) {
         var seen = Set<ObjectIdentifier>()
-        var g = ControlMetrics.FanOutGauges()
+        var sum = FanOutStatistics()
+        var subscribers = 0
         for f in feeds where seen.insert(ObjectIdentifier(f)).inserted {
-            let (s, subscribers) = f.fanOut
-            g.accessUnits += s.accessUnits
-            g.keyFrames += s.keyFrames
-            g.keyFrameRequests += s.keyFrameRequests
-            g.keyFramesForced += s.keyFramesForced
-            g.deliveries += s.deliveries
-            g.deltasSkipped += s.deltasSkipped
-            g.startsFromRecent += s.startsFromRecent
-            g.recentUnitsReplayed += s.recentUnitsReplayed
-            g.catchUpsAbandoned += s.catchUpsAbandoned
-            g.laneOverflows += s.laneOverflows
-            g.subscribers += subscribers
+            let (s, n) = f.fanOut
+            sum.add(s)
+            subscribers += n
         }
-        return g
+        return (sum, subscribers)
     }
 }
+
+/// The counters `/metrics` reads (IPCMetrics declares what it needs; the names are the same).
+extension FanOutStatistics: VideoFanOutCounts {}
 
 /// One registered device and what the control layer keeps for it.
 public final class ControlledDevice: Sendable {

@@ -138,11 +138,11 @@ public final class ControlMetrics: Sendable {
         return sum
     }
 
-    /// Writes what the devices (and the process's video fan-outs) report now into the registry
-    /// and returns the whole exposition.
-    public func render(_ devices: [DeviceGauges], fanOut: FanOutGauges = FanOutGauges()) -> String {
+    /// Writes what the devices (and the process's video fan-outs: their counts summed, the links
+    /// subscribed now) report now into the registry and returns the whole exposition.
+    public func render(_ devices: [DeviceGauges], fanOut: (any VideoFanOutCounts)? = nil, fanOutSubscribers: Int = 0) -> String {
         fedCounters.withLock { fed in
-            writeFanOut(fanOut, &fed)
+            writeFanOut(fanOut, subscribers: fanOutSubscribers, &fed)
             if perDevice {
                 for d in devices { write(d, &fed) }
             } else {

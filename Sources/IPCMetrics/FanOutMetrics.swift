@@ -1,51 +1,41 @@
 import Prometheus
 
-/// The shared encoders' fan-outs of a process (issue 24 item 5): one encoder per camera
-/// configuration hands each access unit to every link that streams it, on delivery lanes; a lane
-/// that falls behind makes its links skip to the next key frame. These series are the process's
-/// (summed over its feeds, the stopped ones too), never labelled per device: a feed serves many
-/// devices. docs/control.md lists them.
+// The shared encoders' fan-outs of a process (issue 24 item 5): one encoder per camera
+// configuration hands each access unit to every link that streams it, on delivery lanes; a lane
+// that falls behind makes its links skip to the next key frame. These series are the process's
+// (summed over its feeds, the stopped ones too), never labelled per device: a feed serves many
+// devices. docs/control.md lists them.
+
+/// What a process's fan-outs counted (they only grow). WebRTCLink's `FanOutStatistics` is the one
+/// conformer (declared in ControlAPI, which sums the feeds with `FanOutStatistics.add`): IPCMetrics
+/// stays off the GStreamer layer and keeps no copy of the counters.
+public protocol VideoFanOutCounts: Sendable {
+    var accessUnits: Int { get }
+    var keyFrames: Int { get }
+    var keyFrameRequests: Int { get }
+    var keyFramesForced: Int { get }
+    var deliveries: Int { get }
+    var deltasSkipped: Int { get }
+    var startsFromRecent: Int { get }
+    var recentUnitsReplayed: Int { get }
+    var catchUpsAbandoned: Int { get }
+    var laneOverflows: Int { get }
+}
+
 extension ControlMetrics {
-    /// What the process's fan-outs counted at a scrape (`FanOutStatistics` summed).
-    public struct FanOutGauges: Sendable, Equatable {
-        /// Access units that came from the shared encoders (or pass-through readers).
-        public var accessUnits = 0
-        /// Of those, key frames.
-        public var keyFrames = 0
-        /// Key frames asked of the encoders (a link joining, a PLI/FIR, a lane overflow).
-        public var keyFrameRequests = 0
-        /// Key frames forced at the encoders after rate limiting.
-        public var keyFramesForced = 0
-        /// Access units handed to one link.
-        public var deliveries = 0
-        /// Delta frames not handed to a link waiting for a key frame.
-        public var deltasSkipped = 0
-        /// Links that started from the recent key frame, and the units replayed to them.
-        public var startsFromRecent = 0
-        public var recentUnitsReplayed = 0
-        /// Links that fell behind while being caught up and waited for a key frame instead.
-        public var catchUpsAbandoned = 0
-        /// Times a link's delivery lane was too far behind: the link skipped to the next key frame.
-        public var laneOverflows = 0
-        /// Links subscribed now.
-        public var subscribers = 0
-
-        public init() {}
-    }
-
-    /// Writes the fan-out series (every family, even at zero).
-    func writeFanOut(_ f: FanOutGauges, _ fed: inout [ObjectIdentifier: Int64]) {
-        feed(.fanOutAccessUnits, [], f.accessUnits, &fed)
-        feed(.fanOutKeyFrames, [], f.keyFrames, &fed)
-        feed(.fanOutKeyFrameRequests, [], f.keyFrameRequests, &fed)
-        feed(.fanOutKeyFramesForced, [], f.keyFramesForced, &fed)
-        feed(.fanOutDeliveries, [], f.deliveries, &fed)
-        feed(.fanOutDeltasSkipped, [], f.deltasSkipped, &fed)
-        feed(.fanOutStartsFromRecent, [], f.startsFromRecent, &fed)
-        feed(.fanOutRecentUnitsReplayed, [], f.recentUnitsReplayed, &fed)
-        feed(.fanOutCatchUpsAbandoned, [], f.catchUpsAbandoned, &fed)
-        feed(.fanOutLaneOverflows, [], f.laneOverflows, &fed)
-        registry.makeGauge(descriptor: Family.fanOutSubscribers.descriptor).set(Double(f.subscribers))
+    /// Writes the fan-out series (every family, even at zero: `counts` nil is a process without feeds).
+    func writeFanOut(_ c: (any VideoFanOutCounts)?, subscribers: Int, _ fed: inout [ObjectIdentifier: Int64]) {
+        feed(.fanOutAccessUnits, [], c?.accessUnits ?? 0, &fed)
+        feed(.fanOutKeyFrames, [], c?.keyFrames ?? 0, &fed)
+        feed(.fanOutKeyFrameRequests, [], c?.keyFrameRequests ?? 0, &fed)
+        feed(.fanOutKeyFramesForced, [], c?.keyFramesForced ?? 0, &fed)
+        feed(.fanOutDeliveries, [], c?.deliveries ?? 0, &fed)
+        feed(.fanOutDeltasSkipped, [], c?.deltasSkipped ?? 0, &fed)
+        feed(.fanOutStartsFromRecent, [], c?.startsFromRecent ?? 0, &fed)
+        feed(.fanOutRecentUnitsReplayed, [], c?.recentUnitsReplayed ?? 0, &fed)
+        feed(.fanOutCatchUpsAbandoned, [], c?.catchUpsAbandoned ?? 0, &fed)
+        feed(.fanOutLaneOverflows, [], c?.laneOverflows ?? 0, &fed)
+        registry.makeGauge(descriptor: Family.fanOutSubscribers.descriptor).set(Double(subscribers))
     }
 }
 

@@ -25,11 +25,10 @@ struct FanOutMetricsTests {
             #expect(zero.value("ipcemu_video_fanout_\(name)_total", [:]) == 0, "\(name)")
         }
         #expect(zero.types["ipcemu_video_fanout_subscribers"] == "gauge")
-        var g = ControlMetrics.FanOutGauges()
-        g.laneOverflows = 3
-        g.deliveries = 900
-        g.subscribers = 2
-        let m = try PrometheusText(metrics.render([], fanOut: g))
+        var counts = FanOutStatistics()
+        counts.laneOverflows = 3
+        counts.deliveries = 900
+        let m = try PrometheusText(metrics.render([], fanOut: counts, fanOutSubscribers: 2))
         #expect(m.value("ipcemu_video_fanout_lane_overflows_total", [:]) == 3)
         #expect(m.value("ipcemu_video_fanout_deliveries_total", [:]) == 900)
         #expect(m.value("ipcemu_video_fanout_subscribers", [:]) == 2)
@@ -49,7 +48,8 @@ struct FanOutMetricsTests {
         let metrics = ControlMetrics(perDevice: false)
         func scrape() throws -> PrometheusText {
             // The same feeds twice (two devices of one process): counted once.
-            try PrometheusText(metrics.render([], fanOut: DeviceRegistry.fanOutGauges([feeds, feeds])))
+            let fanOut = DeviceRegistry.fanOut([feeds, feeds])
+            return try PrometheusText(metrics.render([], fanOut: fanOut.statistics, fanOutSubscribers: fanOut.subscribers))
         }
         let deadline = ContinuousClock.now + .seconds(20)
         while feeds.fanOut.statistics.laneOverflows == 0, ContinuousClock.now < deadline {

@@ -6,10 +6,16 @@ import TestSupport
 /// Issue 24 item 6: the device's pipeline built before its offer (`PreparedAnswerer`).
 @Suite(.serialized, .heavy)
 struct PreparedAnswererTests {
-    /// Running pipelines, not counting the process's shared tone: it plays on for 5 s after
-    /// another suite's last link and would move the baseline under this test (seen: 1 >= 1 + 1).
-    static var pipelines: Int {
-        GStreamerRuntime.runningPipelineCount - (SharedAudioTone.pcma.isPlaying ? 1 : 0)
+    /// Running link pipelines (the shared tone and encoders are not counted: they are made
+    /// uncounted).
+    static var pipelines: Int { GStreamerRuntime.runningPipelineCount }
+
+    /// The count once the links of the tests before have wound down (these tests are exclusive, so
+    /// none start meanwhile): a pipeline that stops while a test runs would otherwise move its
+    /// baseline (seen: 0 >= 0 + 1 after the count was taken with one pipeline still stopping).
+    static func settledBaseline() async throws -> Int {
+        _ = try await waitUntil(seconds: 10) { pipelines == 0 }
+        return pipelines
     }
 
     static let media = SendMedia(video: VideoFormat(width: 320, height: 240, fps: 30), videoInput: .h264AccessUnits)
@@ -52,7 +58,7 @@ struct PreparedAnswererTests {
 
     // Exclusive: both read the process-wide pipeline count, which other link tests change.
     @Test(.heavy(exclusive: true)) func anOfferThatDoesNotFitGetsItsOwnPipelineAndThePreparedOneStops() async throws {
-        let baseline = Self.pipelines
+        let baseline = try await Self.settledBaseline()
         let prepared = try PreparedAnswerer(media: Self.media, options: LinkHarness.loopbackOnly)
         let harness = LinkHarness()
         defer { harness.closeAll() }
@@ -70,7 +76,7 @@ struct PreparedAnswererTests {
     }
 
     @Test(.heavy(exclusive: true)) func closedUnusedItStopsItsPipeline() async throws {
-        let baseline = Self.pipelines
+        let baseline = try await Self.settledBaseline()
         for _ in 0..<5 {
             let prepared = try PreparedAnswerer(media: Self.media, options: LinkHarness.loopbackOnly)
             #expect(Self.pipelines >= baseline + 1)
