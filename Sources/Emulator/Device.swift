@@ -56,6 +56,9 @@ public actor Device {
     private(set) var connected = false
     /// Connected, subscribed, and presence published.
     private var ready = false
+    /// The transport publishes the presence at each connection's SUBACK (`MQTTPresence`), and
+    /// says `.connected` only after it; else the device publishes it once subscribed.
+    private var presenceByTransport = false
     /// Calls, links, counters: made on first use (DeviceActivity.swift).
     var activity: DeviceActivity?
     /// What the doorbell parts of PROTOCOL.md 8 counted (presses, wakes, drops while asleep, DP
@@ -184,7 +187,9 @@ public actor Device {
     /// Its 309 answer and meta (PROTOCOL.md 5, 8.4): the template's with its devId, and `awake`
     /// for a low-power device (`DeviceProfile.meta(awake:)` without building the whole profile;
     /// the category, the one identity field the meta carries besides the devId, is the template's).
-    nonisolated func meta(awake: Bool) -> AbilityAnswer {
+    nonisolated func meta(awake: Bool) -> AbilityAnswer { Self.meta(template: template, devId: devId, awake: awake) }
+
+    nonisolated static func meta(template: DeviceTemplate, devId: String, awake: Bool) -> AbilityAnswer {
         var meta = template.meta
         meta.devId = devId
         if meta.awake != nil { meta.awake = awake }
@@ -255,8 +260,13 @@ public actor Device {
             }
         }
         try client.subscribe(inTopic, qos: 1)
-        // PROTOCOL.md 8.4: a low-power device also listens for its wake topic.
-        if power.config.lowPower { try client.subscribe(wakeTopic, qos: 1) }
+        // PROTOCOL.md 8.4: a low-power device also listens for its wake topic (and its meta
+        // follows its awake state: the device publishes its presence itself).
+        if power.config.lowPower {
+            try client.subscribe(wakeTopic, qos: 1)
+        } else if !presenceByTransport {
+            presenceByTransport = client.setPresence(Self.presence(template: template, devId: devId, runtime: runtime))
+        }
         log.log(.info, "starting", device: devId, fields: [
             ("broker", client.options.endpointDescription), ("security", profile.security.rawValue),
             ("answerPolicy", "\(engine.answerPolicy)"),
@@ -327,7 +337,9 @@ public actor Device {
         runPower(power.shutdown())
         powerTimers.cancelAll()
         for sessionId in Array(links.keys) { closeLink(sessionId, notifyPeer: false) }
-        if connected {
+        // The transport's presence may have gone out before the device saw `.connected`.
+        let onlineByTransport = presenceByTransport && client.clearPresence()
+        if connected || onlineByTransport {
             let offline = Array(#"{"online":false,"t":\#(clock.nowSeconds())}"#.utf8)
             try? await client.publishAndWaitForAck(topic: onlineTopic, payload: offline, qos: 1, retain: true,
                                                    timeout: timeout)
@@ -418,6 +430,11 @@ public actor Device {
         case .connected:
             connected = true
             log.log(.info, "connected", device: devId, fields: [("broker", client.options.endpointDescription)])
+            // Subscribed, and the presence published by the transport at the SUBACK.
+            if presenceByTransport {
+                becameReady()
+                return
+            }
             // Online only once the in topic is subscribed: whoever sees it online can call it.
             let client = self.client
             let subscriptions = power.config.lowPower ? [inTopic, wakeTopic] : [inTopic]
@@ -449,7 +466,7 @@ public actor Device {
 
     private func becameReady() {
         guard connected, !stopped else { return }
-        publishPresence()
+        if !presenceByTransport { publishPresence() }
         // PROTOCOL.md 8.3: "On connect ... the device reports all its DPs once"; 8.4: the idle
         // timer starts.
         reportAllDataPoints()
@@ -474,20 +491,40 @@ public actor Device {
     /// low-power device.
     func publishMeta() {
         do {
-            let awake = power.isAwake
-            let t = clock.nowSeconds()
-            // The template's bytes with this devId and t; else encoded in full. Plain: the meta's
-            // sealer keeps no state (made here rather than kept in every device).
-            let sealed: [UInt8]
-            if let made = template.metaPayload(devId: devId, awake: awake, t: t) {
-                sealed = made
-            } else {
-                var metaSealer = try PayloadSealer(mode: .plain, localKey: "", from: SealHeader.deviceFrom)
-                sealed = try metaSealer.seal(meta(awake: awake).envelope(t: t))
-            }
+            let sealed = try Self.metaPayload(template: template, devId: devId, awake: power.isAwake, t: clock.nowSeconds())
             try client.publish(topic: metaTopic, payload: sealed, qos: 1, retain: true)
         } catch {
             log.log(.error, "could not publish the meta", device: devId, fields: [("why", "\(error)")])
+        }
+    }
+
+    /// The retained meta's bytes: the template's with this devId and t; else encoded in full.
+    /// Plain: the meta's sealer keeps no state (made here rather than kept in every device).
+    nonisolated static func metaPayload(template: DeviceTemplate, devId: String, awake: Bool, t: Int64) throws -> [UInt8] {
+        if let made = template.metaPayload(devId: devId, awake: awake, t: t) { return made }
+        var metaSealer = try PayloadSealer(mode: .plain, localKey: "", from: SealHeader.deviceFrom)
+        return try metaSealer.seal(meta(template: template, devId: devId, awake: awake).envelope(t: t))
+    }
+
+    /// PROTOCOL.md 1 and 5 for a device that is always awake, as the transport publishes it at
+    /// each connection's SUBACK (on its loop thread: no hop to the device): the retained meta,
+    /// then the retained online status, as `publishPresence` sends them. It holds the template,
+    /// the devId and the shared runtime, and makes the topics at each connect.
+    nonisolated static func presence(template: DeviceTemplate, devId: String, runtime: DeviceRuntime) -> MQTTPresence {
+        MQTTPresence {
+            let t = runtime.context.clock.nowSeconds()
+            let topics = template.profile.topics
+            var messages: [MQTTMessage] = []
+            messages.reserveCapacity(2)
+            do {
+                let meta = try metaPayload(template: template, devId: devId, awake: true, t: t)
+                messages.append(MQTTMessage(topic: fill(topics.meta, devId), payload: meta, qos: 1, retain: true))
+            } catch {
+                runtime.log.log(.error, "could not publish the meta", device: devId, fields: [("why", "\(error)")])
+            }
+            let online = Array(#"{"online":true,"t":\#(t)}"#.utf8)
+            messages.append(MQTTMessage(topic: fill(topics.meta, devId, suffix: "/online"), payload: online, qos: 1, retain: true))
+            return messages
         }
     }
 

@@ -42,6 +42,12 @@ final class ClientConnection: @unchecked Sendable {
     /// comes: `expireWaiters`).
     var waitDeadline: Double?
     private var closeActions: [@Sendable () -> Void] = []
+    /// Published at the SUBACK of the subscriptions restored after each CONNACK (`setPresence`).
+    private var presence: MQTTPresence?
+    /// The restored SUBSCRIBE whose SUBACK makes the presence due (0: none awaited).
+    private var presenceMid: Int32 = 0
+    /// The presence went out on the current connection.
+    private var presencePublished = false
 
     // Loop thread only (callbacks that touch them run on the loop thread too).
     var registeredFD: Int32 = -1
@@ -158,6 +164,9 @@ final class ClientConnection: @unchecked Sendable {
                 }
             case .state(let state):
                 if let inbox = delivery.inbox {
+                    // An inbox's owner waits for connected or disconnected: a `.connecting` would
+                    // only start a drain that does nothing (one per reconnect).
+                    if state == .connecting { continue }
                     if inbox.push(.state(state)) == .dropped { dropped += 1 }
                 } else {
                     delivery.onState?(state)
@@ -169,11 +178,11 @@ final class ClientConnection: @unchecked Sendable {
         if dropped > 0 { mutex.withLock { _ in counters.droppedInbound += dropped } }
     }
 
-    /// With the mutex held.
-    private func setState(_ new: MQTTConnectionState) {
+    /// With the mutex held. `deliver` false: the owner is told later (`presenceDue`).
+    private func setState(_ new: MQTTConnectionState, deliver: Bool = true) {
         guard new != state else { return }
         state = new
-        outbox.append(.state(new))
+        if deliver { outbox.append(.state(new)) }
         if new == .connected {
             for token in waiters?.takeConnected() ?? [] { resume(token, .success(())) }
             releaseWaitersIfEmpty()
@@ -206,6 +215,21 @@ final class ClientConnection: @unchecked Sendable {
             return handle == nil
         }
         if closed { inbox.finish() }
+    }
+
+    /// From now on the presence is published at each connection's SUBACK, and the owner is told
+    /// `.connected` only then (MQTTPresence).
+    func setPresence(_ presence: MQTTPresence) {
+        mutex.withLock { _ in self.presence = presence }
+    }
+
+    /// No presence from now on; true when it went out on the current connection (its owner then
+    /// has it to take back, e.g. with an offline status).
+    func clearPresence() -> Bool {
+        mutex.withLock { _ in
+            presence = nil
+            return presencePublished
+        }
     }
 
     /// Runs `action` once the client is closed (at once if it already is).
@@ -363,6 +387,10 @@ final class ClientConnection: @unchecked Sendable {
             }
             if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 || failed, mosquitto_socket(mosq) >= 0 {
                 readAvailable(mosq)
+                // What the callbacks queued (a SUBSCRIBE at the CONNACK, the presence at the
+                // SUBACK, PUBACKs) goes now rather than at the next EPOLLOUT: no epoll_ctl pair
+                // and no loop turn per packet, and the packets carry the ACK of what was read.
+                if mosquitto_socket(mosq) >= 0, mosquitto_want_write(mosq) { _ = mosquitto_loop_write(mosq, 1) }
             }
         }
     }
@@ -484,6 +512,8 @@ final class ClientConnection: @unchecked Sendable {
             mosquitto_destroy(mosq)
             handle = nil
             socketClosed = true
+            presenceMid = 0
+            presencePublished = false
             setState(.disconnected(reason: "closed"))
             failAllWaiters(.closed)
             outbox += closeActions.map { Pending.closed($0) }
@@ -516,17 +546,44 @@ final class ClientConnection: @unchecked Sendable {
             return
         }
         lifecycle = .connected(attempt)
+        let withPresence = presence != nil
+        var lastMid: Int32 = 0
         subscriptions.forEach { subscription in
             var mid: Int32 = 0
             if mosquitto_subscribe(handle, &mid, subscription.filter, subscription.qos) == mosqSuccess {
-                waiterTable().subscribeMids[mid] = subscription.filter
+                // With a presence its SUBACK is awaited here, not in the waiter table (one less
+                // table per reconnect; a `subscribeAndWait` meanwhile sends its own SUBSCRIBE).
+                if withPresence { lastMid = mid } else { waiterTable().subscribeMids[mid] = subscription.filter }
             }
         }
-        setState(.connected)
+        guard withPresence else {
+            setState(.connected)
+            return
+        }
+        setState(.connected, deliver: false)
+        if lastMid == 0 { presenceDue() } else { presenceMid = lastMid }
+    }
+
+    /// The subscriptions restored at the CONNACK are acknowledged (the broker answers in order, so
+    /// the last one's SUBACK is the last to come): the presence goes out, queued behind the
+    /// SUBSCRIBEs, and only then the owner learns `.connected`.
+    private func presenceDue() {
+        presenceMid = 0
+        guard state == .connected else { return }
+        if let presence, let handle, case .connected = lifecycle {
+            for message in presence.messages() {
+                _ = try? publishLocked(handle, topic: message.topic, payload: message.payload, qos: message.qos,
+                                       retain: message.retain)
+            }
+            presencePublished = true
+        }
+        outbox.append(.state(.connected))
     }
 
     func libraryDidDisconnect(code: Int32, systemError: Int32) {
         socketClosed = true
+        presenceMid = 0
+        presencePublished = false
         let attempt = lifecycle.attempt
         let reason = attempt?.closingReason ?? attempt?.refusal
         for token in waiters?.takeClosed() ?? [] { resume(token, .success(())) }
@@ -561,6 +618,7 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     func libraryDidSubscribe(mid: Int32, grantedQoS: [Int32]) {
+        if presenceMid != 0, mid == presenceMid { presenceDue() }
         guard let filter = waiters?.subscribeMids.removeValue(forKey: mid) else { return }
         let rejected = grantedQoS.contains { $0 < 0 || $0 > 2 }  // 0x80: failure
         let result: Result<Void, MQTTError> =

@@ -93,13 +93,29 @@ public final class MQTTClient: Sendable {
 
     /// Inbound messages and state changes, in the order they happened, into an `MQTTInbox` that
     /// calls `wake` when a drain must start (no stream and no consumer task while nothing waits:
-    /// DESIGN.md "Scale"). Replaces the handlers. Items past `limit` waiting are dropped and
-    /// counted in `MQTTClientCounters.droppedInbound`. Call before `connect()`. The inbox is
-    /// finished on `close()`.
+    /// DESIGN.md "Scale"). Replaces the handlers. `.connecting` is not delivered to it (only
+    /// `.connected` and `.disconnected`: a state nobody acts on would start a drain). Items past
+    /// `limit` waiting are dropped and counted in `MQTTClientCounters.droppedInbound`. Call
+    /// before `connect()`. The inbox is finished on `close()`.
     public func makeInbox(limit: Int, wake: @escaping @Sendable () -> Void) -> MQTTInbox {
         let inbox = MQTTInbox(limit: limit, wake: wake)
         connection.setInbox(inbox)
         return inbox
+    }
+
+    /// From now on `presence` is published at each connection's SUBACK (of the subscriptions
+    /// restored after the CONNACK), on the loop thread, and the `.connected` state is delivered
+    /// only after it (MQTTPresence). Returns true: this transport publishes it.
+    @discardableResult
+    public func setPresence(_ presence: MQTTPresence) -> Bool {
+        connection.setPresence(presence)
+        return true
+    }
+
+    /// No presence from now on. True when it went out on the current connection (an owner
+    /// going offline then publishes its offline status even if it never saw `.connected`).
+    public func clearPresence() -> Bool {
+        connection.clearPresence()
     }
 
     /// State changes as an ordered `AsyncStream`; installs the state handler (see above).

@@ -10,6 +10,12 @@ public protocol MessageTransport: AnyObject, Sendable {
     /// The same, pulled by the consumer (see `MQTTClient.makeInbox`): no task while nothing
     /// waits. The default feeds the inbox from `makeInboundStream` with one task.
     func makeInbox(limit: Int, wake: @escaping @Sendable () -> Void) -> MQTTInbox
+    /// Publish `presence` at each connection's SUBACK and deliver `.connected` after it (see
+    /// `MQTTClient.setPresence`). False: the transport does not (the default); its owner publishes
+    /// its presence itself.
+    func setPresence(_ presence: MQTTPresence) -> Bool
+    /// No presence from now on; true when the transport published it on the current connection.
+    func clearPresence() -> Bool
     func connect()
     func waitUntilConnected(timeout: Duration) async -> Bool
     func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool) throws(MQTTError)
@@ -25,6 +31,9 @@ public protocol MessageTransport: AnyObject, Sendable {
 extension MQTTClient: MessageTransport {}
 
 extension MessageTransport {
+    public func setPresence(_ presence: MQTTPresence) -> Bool { false }
+    public func clearPresence() -> Bool { false }
+
     /// For transports without an inbox of their own (test stand-ins, the cloud's device link):
     /// one task moves the stream's items into the inbox, in order, until the stream finishes.
     public func makeInbox(limit: Int, wake: @escaping @Sendable () -> Void) -> MQTTInbox {
