@@ -324,15 +324,20 @@ document.getElementById("phone-stream").onclick = async () => {
   try { state.phone = await api("POST", "/api/phone/video/resolution", { stream: to }); renderPhone(); } catch (e) { err.textContent = e.message; }
 };
 
-let refreshing = null;
+// One refresh at a time; one asked for meanwhile (an event while the GETs are out) runs again
+// after it, or the page would keep what it read before that event (a doorbell left "awake").
+let refreshing = null, refreshAgain = false;
 async function refresh() {
-  if (refreshing) return refreshing;
+  if (refreshing) { refreshAgain = true; return refreshing; }
   refreshing = (async () => {
     try {
-      state.devices = (await api("GET", "/api/devices")).devices;
-      renderDevices();
-      try { state.phone = await api("GET", "/api/phone"); } catch (e) { state.phone = null; }
-      renderPhone();
+      do {
+        refreshAgain = false;
+        state.devices = (await api("GET", "/api/devices")).devices;
+        renderDevices();
+        try { state.phone = await api("GET", "/api/phone"); } catch (e) { state.phone = null; }
+        renderPhone();
+      } while (refreshAgain);
     } finally { refreshing = null; }
   })();
   return refreshing;
