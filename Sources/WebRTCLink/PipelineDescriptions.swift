@@ -53,12 +53,12 @@ enum PipelineDescriptions {
             source = "videotestsrc is-live=true pattern=ball ! \(rawCaps(video)) ! queue max-size-buffers=2"
                 + " ! \(encode)"
         case .rawFrames:
-            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4"
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4 max-bytes=0"
                 + " leaky-type=upstream caps=\"\(rawCaps(video))\" ! queue max-size-buffers=2"
                 + " ! \(encode)"
         case .capturedFrames(let format, let width, let height):
             let decode = format == .mjpeg ? "jpegdec ! " : ""
-            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4"
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=false max-buffers=4 max-bytes=0"
                 + " leaky-type=upstream caps=\"\(format.caps(width: width, height: height, fps: video.fps))\""
                 + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
                 + " ! \(encode)"
@@ -77,6 +77,14 @@ enum PipelineDescriptions {
         "video/x-h264,stream-format=byte-stream,alignment=au,framerate=\(max(1, fps))/1"
     }
 
+    /// Raw frames the shared encoder's appsrc holds before it drops a new one (then 2 more wait in
+    /// the queue before the encoder): 8 frames, 267 ms at 30 fps, for an encoder that starts or
+    /// is not scheduled for a moment. Its `max-bytes` is 0 (no limit but this): appsrc's default
+    /// of 200,000 bytes is less than one 720p I420 frame (1,382,400), so with it the appsrc held a
+    /// single frame and dropped the next one whenever its thread had not yet taken the last (the
+    /// frames missing from every sampled stream of issue 24 item 5's decoded sample under load).
+    static let sharedEncoderQueuedFrames = 6
+
     /// A shared encoder (issue 11): frames in through "videoin", access units out of the appsink
     /// "encoded" (byte-stream, one access unit per buffer, SPS/PPS before every IDR).
     static func sharedEncoder(
@@ -88,11 +96,11 @@ enum PipelineDescriptions {
         let source: String
         switch input {
         case .i420:
-            source = "appsrc name=videoin is-live=true format=time do-timestamp=true max-buffers=4"
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=true max-buffers=\(sharedEncoderQueuedFrames) max-bytes=0"
                 + " leaky-type=upstream caps=\"\(rawCaps(video))\" ! queue max-size-buffers=2"
         case .captured(let format, let width, let height):
             let decode = format == .mjpeg ? "jpegdec ! " : ""
-            source = "appsrc name=videoin is-live=true format=time do-timestamp=true max-buffers=4"
+            source = "appsrc name=videoin is-live=true format=time do-timestamp=true max-buffers=\(sharedEncoderQueuedFrames) max-bytes=0"
                 + " leaky-type=upstream caps=\"\(format.caps(width: width, height: height, fps: video.fps))\""
                 + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
         }
