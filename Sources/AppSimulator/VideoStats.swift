@@ -32,8 +32,23 @@ public struct VideoStats: Sendable, Equatable {
     /// The first 1000 stamps read: (frame counter, capture unix ms). Two links that share one
     /// source show the same pairs.
     public var stamps: [Stamp] = []
+    /// The first `maxGapsKept` counter gaps: where in the stream each was (to tell a stream's
+    /// start from its middle, and one link from all).
+    public var gaps: [Gap] = []
+    public static let maxGapsKept = 16
     /// The last counter read (to count gaps).
     var lastCounter: UInt16?
+
+    /// Frames the counter skipped between two decoded frames.
+    public struct Gap: Sendable, Equatable {
+        /// The decoded frame after the gap (1 is the stream's first).
+        public var frame: Int
+        public var counterBefore: UInt16
+        public var counterAfter: UInt16
+        public var missing: Int
+        /// When the frame after the gap was decoded.
+        public var at: Date
+    }
 
     public struct Stamp: Sendable, Hashable {
         public var counter: UInt16
@@ -106,6 +121,9 @@ public struct VideoStats: Sendable, Equatable {
                     counterRestarts += 1
                 } else {
                     framesDropped += missing
+                    if missing > 0, gaps.count < Self.maxGapsKept {
+                        gaps.append(Gap(frame: framesDecoded, counterBefore: last, counterAfter: stamp.counter, missing: missing, at: now))
+                    }
                 }
             }
             lastCounter = stamp.counter

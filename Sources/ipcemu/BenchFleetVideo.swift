@@ -33,6 +33,8 @@ struct FleetVideoBench {
         var devId: String
         var sessionId: String
         var decodes: Bool
+        /// When its call was answered and added (to say how many were up at a gap).
+        var addedAt = Date()
     }
 
     func run() async throws -> Bool {
@@ -134,7 +136,8 @@ struct FleetVideoBench {
         var gapMs = 0
         var dropped = 0, stampErrors = 0, decodedFrames = 0
         var sampleStamps: [(String, Set<VideoStats.Stamp>)] = []
-        var sampleGaps: [Set<Int64>] = []
+        var sampleGaps: [MissingFrames] = []
+        var gapLines: [String] = []
         var packetsAfter = 0, bytesAfter = 0
         var countedAfter = CountedCheck(fps: nominalFPS)
         for c in calls {
@@ -153,6 +156,8 @@ struct FleetVideoBench {
                 decodedFrames += stats.framesDecoded
                 sampleStamps.append((c.devId, Set(stats.stamps)))
                 sampleGaps.append(Self.missingFrames(stats.stamps))
+                let restarts = await c.app.videoLinkStatistics(sessionId: c.sessionId)?.stats.stalledReceiverRestarts ?? 0
+                gapLines += Self.gapLines(c, stats, calls: calls, restarts: restarts)
             }
         }
         let loadAfter = BenchCommand.Media.loadAverage
@@ -187,12 +192,13 @@ struct FleetVideoBench {
         say("  longest gap between two frames of a counted stream (whole run): \(gapMs) ms")
         say("  counted streams (\(countedAfter.streams), not decoded): " + countedAfter.since(countedBefore).summary)
         say("  decoded sample: \(decodedFrames) frames, \(stampErrors) stamp errors, \(dropped) frames dropped (counter gaps)")
+        for line in gapLines { say("    " + line) }
         say("  one encoder for every device: " + Self.sharedStampsLine(sampleStamps))
         if sampleGaps.count >= 2 {
-            let everywhere = sampleGaps.dropFirst().reduce(sampleGaps[0]) { $0.intersection($1) }
-            let all = sampleGaps.reduce(Set<Int64>()) { $0.union($1) }
-            say("  missing frames in the sampled streams' first stamps: \(all.count), of which \(everywhere.count) missing from every "
-                + "sampled stream (lost before the fan-out: capture or encoder), \(all.count - everywhere.count) from some (a link or the app)")
+            let (all, everywhere, alone) = MissingFrames.attribute(sampleGaps)
+            say("  missing frames in the sampled streams' first stamps: \(all), of which \(everywhere) missing from every "
+                + "sampled stream up at the time (lost before the fan-out: capture or encoder), \(alone) when only one sampled "
+                + "stream was up (not told apart), \(all - everywhere - alone) from some (a link or the app)")
         }
         say("  answer -> first frame:      \(Percentiles(firstFrameMs).summary)")
         say("  CPU curve (calls: % of one core): " + curve.map { String(format: "%d: %.1f", $0.0, $0.1) }.joined(separator: ", "))
@@ -286,18 +292,62 @@ struct FleetVideoBench {
         return await c.app.videoLinkStatistics(sessionId: c.sessionId)?.stats.videoAccessUnitsReceived ?? 0
     }
 
+    /// Where a decoded stream's counter gaps were: the frame, the time after its first frame, and
+    /// how many calls were up then (a gap at a stream's start, or when another call joined).
+    static func gapLines(_ c: Call, _ stats: VideoStats, calls: [Call], restarts: Int) -> [String] {
+        guard !stats.gaps.isEmpty || restarts > 0 else { return [] }
+        var lines = ["\(c.devId): \(stats.framesDropped) dropped in \(stats.framesDecoded) decoded; receive paths restarted \(restarts)x"]
+        for gap in stats.gaps {
+            let after = stats.firstFrameAt.map { gap.at.timeIntervalSince($0) } ?? 0
+            let up = calls.filter { $0.addedAt <= gap.at }.count
+            let last = calls.filter { $0.addedAt <= gap.at }.map(\.addedAt).max().map { gap.at.timeIntervalSince($0) } ?? 0
+            lines.append(String(format: "  gap at decoded frame %d (%.2f s after its first): counter %d -> %d, %d missing; "
+                                + "%d calls up, the last added %.2f s before", gap.frame, after, Int(gap.counterBefore),
+                                Int(gap.counterAfter), gap.missing, up, last))
+        }
+        return lines
+    }
+
     /// The frames a stream's stamps skip over, each as its counter and the 50 s window of its
     /// estimated capture time (the counter wraps after 4096 frames), so that two streams' losses
-    /// can be compared.
-    static func missingFrames(_ stamps: [VideoStats.Stamp]) -> Set<Int64> {
-        var missing = Set<Int64>()
+    /// can be compared; and the capture times the stamps span (a frame missing before a stream
+    /// started is not missing from it).
+    struct MissingFrames {
+        var frames: [Int64: Int64] = [:]  // key -> estimated capture unix ms
+        var span: ClosedRange<Int64>?
+
+        /// Of the frames missing from any stream: how many, how many were missing from every stream
+        /// whose stamps span their capture time (two or more), and how many fell where only one did.
+        static func attribute(_ samples: [MissingFrames]) -> (all: Int, everywhere: Int, alone: Int) {
+            var union: [Int64: Int64] = [:]
+            for sample in samples { union.merge(sample.frames) { a, _ in a } }
+            var everywhere = 0, alone = 0
+            for (key, ms) in union {
+                let up = samples.filter { $0.span?.contains(ms) ?? false }
+                let missedBy = up.filter { $0.frames[key] != nil }.count
+                if up.count <= 1 {
+                    alone += 1
+                } else if missedBy == up.count {
+                    everywhere += 1
+                }
+            }
+            return (union.count, everywhere, alone)
+        }
+    }
+
+    static func missingFrames(_ stamps: [VideoStats.Stamp]) -> MissingFrames {
+        var missing = MissingFrames()
+        if let first = stamps.first, let last = stamps.last, first.captureUnixMs <= last.captureUnixMs {
+            missing.span = first.captureUnixMs...last.captureUnixMs
+        }
         for (a, b) in zip(stamps, stamps.dropFirst()) {
             let gap = LatencyStamp.framesMissing(between: a.counter, and: b.counter)
             guard gap > 0, gap < 300 else { continue }
             let step = Double(b.captureUnixMs - a.captureUnixMs) / Double(gap + 1)
             for i in 1...gap {
                 let counter = (Int64(a.counter) + Int64(i)) % 4096
-                missing.insert(counter | ((a.captureUnixMs + Int64(step * Double(i))) / 50_000) << 12)
+                let ms = a.captureUnixMs + Int64(step * Double(i))
+                missing.frames[counter | (ms / 50_000) << 12] = ms
             }
         }
         return missing

@@ -32,6 +32,9 @@ struct VideoStatsTests {
         #expect(stats.stampsRead == 5 && stats.framesDropped == 2 && stats.counterRestarts == 0)
         #expect(stats.recordedStamps == 0 && stats.latenciesMs == [40, 40, 40, 40, 40])
         #expect(stats.summary.contains("2 dropped") && stats.summary.contains("latency p50 40.0 ms"))
+        // Where the gap was: after the third frame, the fourth decoded.
+        #expect(stats.gaps.map(\.frame) == [4])
+        #expect(stats.gaps.first?.counterBefore == 12 && stats.gaps.first?.counterAfter == 15 && stats.gaps.first?.missing == 2)
     }
 
     @Test("a clip stamped long ago that loops: no latency, no drops, the restart counted")
