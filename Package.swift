@@ -243,7 +243,7 @@ let package = Package(
             dependencies: ["MQTTTransport", "IPCWire", "HTTPTransfer"],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
+        .testTarget(name: "IPCWireTests", dependencies: ["IPCWire", "TestSupport"]),
         .testTarget(name: "CallEngineTests", dependencies: ["CallEngine", "IPCWire"]),
         .testTarget(name: "TuyaCloudTests", dependencies: ["TuyaCloud", "IPCWire"]),
         .testTarget(name: "CallRuntimeTests", dependencies: ["CallRuntime", "CallEngine", "IPCWire"]),

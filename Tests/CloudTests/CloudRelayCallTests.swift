@@ -12,7 +12,7 @@ import Testing
 ///   turnserver holds a second one (the device's allocation: it used the server the offer named);
 /// - with the turnserver stopped (SIGSTOP), no frame is decoded; continued, frames come again.
 @Suite("Cloud call through the TURN relay (ipcemu app call --ice-server --relay-only against the stand-in)",
-       .serialized, .timeLimit(.minutes(4)), .heavy)
+       .serialized, .timeLimit(.minutes(8)), .heavy)
 struct CloudRelayCallTests {
     /// A device joined through the stand-in, and the app arguments that reach it.
     struct JoinedDevice {

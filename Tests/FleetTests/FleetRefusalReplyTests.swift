@@ -10,7 +10,7 @@ import TestSupport
 /// PROTOCOL.md 3.4 (issue 23) in a fleet: each device of a fleet answers refused messages at most
 /// 5 times a second per sender, as `ipcemu run` does (the fleet's devices are the same `Device`
 /// with the same limiter), and counts the rest. Through a real broker on the real clock.
-@Suite("Fleet: replies to refused messages are limited (3.4)", .timeLimit(.minutes(2)), .heavy)
+@Suite("Fleet: replies to refused messages are limited (3.4)", .timeLimit(.minutes(8)), .heavy)
 struct FleetRefusalReplyTests {
     @Test("20 stray events from one sender to a fleet device: 5 stops per started second, the rest counted; its neighbour unaffected")
     func perSenderInFleet() async throws {

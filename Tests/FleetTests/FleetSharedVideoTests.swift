@@ -13,7 +13,7 @@ import TestSupport
 /// link; each stream still starts at a key frame and its stamp counter (PROTOCOL.md 6) has no gaps.
 /// Real mosquitto, real webrtcbin on both sides; a small stream size no other test uses, so the
 /// feed looked up here is this test's even when other suites stream at the same time.
-@Suite("Fleet video: one encoder per camera configuration", .serialized, .timeLimit(.minutes(4)), .heavy)
+@Suite("Fleet video: one encoder per camera configuration", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct FleetSharedVideoTests {
     static let size = DeviceProfile.StreamFormat(width: 352, height: 200, fps: 15)
 

@@ -40,7 +40,9 @@ struct ForgetsRejections: SimulatedDeviceEngine {
     var phase: CallPhase { inner.phase }
 }
 
-@Suite struct PlantedBugTests {
+/// CPU-bound for seconds on threads of their own: `.heavy`, so a parallel `swift test` runs a few
+/// such at a time and the cooperative pool keeps a share of the two cores (docs/testing.md).
+@Suite(.heavy) struct PlantedBugTests {
     @Test func ringingTwiceWhenBusyIsFoundAndShrunk() async throws {
         let config = SimulationConfig(seed: 7, calls: 2000, devices: 20, users: 60, faults: .all)
         let run: @Sendable (SimulationConfig) -> SimulationReport = {

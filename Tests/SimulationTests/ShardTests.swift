@@ -4,7 +4,9 @@ import TestSupport
 @testable import Simulation
 
 /// `--jobs`: a run split into independent worlds on their own threads (docs/simulation.md).
-@Suite struct ShardTests {
+/// CPU-bound for seconds on threads of their own: `.heavy`, so a parallel `swift test` runs a few
+/// such at a time and the cooperative pool keeps a share of the two cores (docs/testing.md).
+@Suite(.heavy) struct ShardTests {
     /// Two runs of the same seed and jobs give the same report, whatever the threads did.
     @Test func sameSeedAndJobsGiveTheSameReport() async {
         let config = SimulationConfig(seed: 4242, calls: 1200, devices: 12, users: 36, faults: .all, hostileSenders: 2)

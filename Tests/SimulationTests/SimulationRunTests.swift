@@ -2,7 +2,9 @@ import Testing
 import TestSupport
 @testable import Simulation
 
-@Suite struct SimulationRunTests {
+/// CPU-bound for seconds on threads of their own: `.heavy`, so a parallel `swift test` runs a few
+/// such at a time and the cooperative pool keeps a share of the two cores (docs/testing.md).
+@Suite(.heavy) struct SimulationRunTests {
     /// A fixed seed, every fault, thousands of calls: every invariant holds after every step and
     /// every call ends on every side.
     @Test func fixedSeedRunWithEveryFaultHasNoViolations() async {
