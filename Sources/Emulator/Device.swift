@@ -71,6 +71,8 @@ public actor Device {
     private var nextWaiterToken: UInt64 = 0
     var random = SystemRandomNumberGenerator()
     private var stopped = false
+    /// `stop` is done: the connection closed, the streams ended.
+    private var stopFinished = false
     /// Where the links' video comes from (the real link factory's feeds).
     public nonisolated var feeds: VideoFeeds { runtime.feeds }
     /// What builds the P2P links (injected; the real GStreamer links unless a test or the
@@ -329,9 +331,35 @@ public actor Device {
 
     /// Clean shutdown (PROTOCOL.md 3.3): an answered call gets `hang_up`, a ringing incoming call
     /// `reject`, a ringing outgoing call `cancel` to every target, each with reason `shutdown`;
-    /// then the retained status becomes offline and the connection closes.
+    /// then the retained status becomes offline (acknowledged by the broker) and the connection
+    /// closes cleanly.
     public func stop(timeout: Duration = .milliseconds(1500)) async {
         guard !stopped else { return }
+        let offline = endActivity()
+        _ = await client.publishThenDisconnect(offline, acknowledgement: timeout, close: .seconds(1))
+        client.close()
+        finishStop()
+    }
+
+    /// `stop` in two halves, for a fleet stopping thousands at once (`Fleet.stop`: no task per
+    /// device). This one ends the calls and hands the offline status to the connection, which
+    /// sends DISCONNECT at its PUBACK; it waits for nothing.
+    func beginStop(timeout: Duration) {
+        guard !stopped else { return }
+        client.beginGoodbye(endActivity(), acknowledgement: timeout)
+    }
+
+    /// The second half: waits until the connection is closed, then ends the device's streams. The
+    /// client's handle is freed by its loop's shutdown (`Fleet.stop`), not here.
+    func finishStop(timeout: Duration) async {
+        guard stopped, !stopFinished else { return }
+        _ = await client.waitUntilClosed(timeout: timeout + .seconds(1))
+        finishStop()
+    }
+
+    /// Ends calls, power timers and links; returns the offline status to publish (nil when the
+    /// device was never seen online on this connection).
+    private func endActivity() -> MQTTMessage? {
         stopped = true
         run(host.shutdown())
         runPower(power.shutdown())
@@ -339,13 +367,14 @@ public actor Device {
         for sessionId in Array(links.keys) { closeLink(sessionId, notifyPeer: false) }
         // The transport's presence may have gone out before the device saw `.connected`.
         let onlineByTransport = presenceByTransport && client.clearPresence()
-        if connected || onlineByTransport {
-            let offline = Array(#"{"online":false,"t":\#(clock.nowSeconds())}"#.utf8)
-            try? await client.publishAndWaitForAck(topic: onlineTopic, payload: offline, qos: 1, retain: true,
-                                                   timeout: timeout)
-        }
-        _ = await client.disconnectAndWait(timeout: .seconds(1))
-        client.close()
+        guard connected || onlineByTransport else { return nil }
+        return MQTTMessage(topic: onlineTopic, payload: Array(#"{"online":false,"t":\#(clock.nowSeconds())}"#.utf8),
+                           qos: 1, retain: true)
+    }
+
+    private func finishStop() {
+        guard !stopFinished else { return }
+        stopFinished = true
         inbox?.finish()
         resumeAllReadyWaiters(with: false)
         observers.finishAll()

@@ -244,15 +244,34 @@ public final class Fleet: Sendable {
     }
 
     /// Ends every call per PROTOCOL.md 3.3 and publishes every retained offline status, all devices
-    /// at once; returns how long it took.
+    /// at once; returns how long it took. No task per device: a few tasks walk the devices
+    /// (`Device.beginStop`: calls ended, offline status written; its PUBACK sends DISCONNECT from
+    /// the loop thread), then wait for each connection to close (`Device.finishStop`, at once for
+    /// most by then); the loop's shutdown frees the clients (docs/fleet.md "SIGTERM").
     @discardableResult
     public func stop(timeout: Duration = .milliseconds(1500)) async -> Duration {
         let clock = ContinuousClock()
         let began = clock.now
         let all = devices
         replaceStorm(with: nil)?.cancel()
+        let walkers = max(1, min(eventLoop.threadCount, all.count))
         await withTaskGroup(of: Void.self) { group in
-            for device in all { group.addTask { await device.stop(timeout: timeout) } }
+            for walker in 0..<walkers {
+                group.addTask {
+                    for device in stride(from: walker, to: all.count, by: walkers).lazy.map({ all[$0] }) {
+                        await device.beginStop(timeout: timeout)
+                    }
+                }
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for walker in 0..<walkers {
+                group.addTask {
+                    for device in stride(from: walker, to: all.count, by: walkers).lazy.map({ all[$0] }) {
+                        await device.finishStop(timeout: timeout)
+                    }
+                }
+            }
         }
         eventLoop.shutdown()
         ownTimers?.shutdown()

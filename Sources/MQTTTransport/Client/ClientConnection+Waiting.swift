@@ -48,14 +48,16 @@ extension ClientConnection {
     }
 
     /// Registers a waiter with the mutex held (`register` returns true when already satisfied),
-    /// then waits for it to be resumed, or for its deadline.
-    private func wait(
+    /// then waits for it to be resumed, or for its deadline. When the client's next deadline
+    /// changed (the waiter's, or one `register` set), the loop thread is asked to take it.
+    func wait(
         timeout: Duration, for subject: WaitSubject,
         register: (OpaquePointer?, UInt64, WaiterTable) throws(MQTTError) -> Bool
     ) async -> Result<Void, MQTTError> {
         await withCheckedContinuation { (continuation: WaitContinuation) in
             let deadline = monotonicSeconds() + timeout.clampedSeconds
-            let outcome = locked { (mosq) -> Result<(token: UInt64, earliest: Bool)?, MQTTError> in
+            let outcome = locked { (mosq) -> Result<(token: UInt64, changed: Bool)?, MQTTError> in
+                let before = nextDeadline
                 let table = waiterTable()
                 let token = table.nextToken()
                 do throws(MQTTError) {
@@ -68,9 +70,8 @@ extension ClientConnection {
                     return .failure(error)
                 }
                 table.waiting[token] = Waiter(continuation: continuation, deadline: deadline, subject: subject)
-                let earliest = waitDeadline.map { deadline < $0 } ?? true
-                if earliest { waitDeadline = deadline }
-                return .success((token, earliest))
+                if waitDeadline.map({ deadline < $0 }) ?? true { waitDeadline = deadline }
+                return .success((token, nextDeadline != before))
             }
             switch outcome {
             case .failure(let error):
@@ -80,7 +81,7 @@ extension ClientConnection {
             case .success(let waiting?):
                 // The loop thread puts the new earliest deadline in its heap. A stopped loop will
                 // never time it out (nor resume it): it fails now.
-                if waiting.earliest, !worker.post({ [self] in self.loopLocked { _ in } }) {
+                if waiting.changed, !worker.post({ [self] in self.loopLocked { _ in } }) {
                     locked { _ in resume(waiting.token, .failure(.closed)) }
                 }
             }

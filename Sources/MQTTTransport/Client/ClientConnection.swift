@@ -48,6 +48,13 @@ final class ClientConnection: @unchecked Sendable {
     private var presenceMid: Int32 = 0
     /// The presence went out on the current connection.
     private var presencePublished = false
+    /// The last publish before a clean disconnect (`publishThenDisconnect`): its mid, 0 when no
+    /// PUBACK is awaited for it. Its PUBACK sends DISCONNECT from the loop thread.
+    var goodbyeMid: Int32 = 0
+    /// Past this (monotonic seconds), DISCONNECT goes without that PUBACK.
+    var goodbyeDeadline: Double?
+    /// DISCONNECT is due: sent by `loopLocked` once its body (the read) is done.
+    var goodbyeDue = false
 
     // Loop thread only (callbacks that touch them run on the loop thread too).
     var registeredFD: Int32 = -1
@@ -57,11 +64,16 @@ final class ClientConnection: @unchecked Sendable {
     /// The deadline the worker's heap holds for this client (loop thread only).
     var scheduledDeadline: Double?
 
-    /// The client's next deadline: a connection attempt or a waiter's timeout (mutex held).
+    /// The client's next deadline: a connection attempt, a waiter's timeout or a goodbye's
+    /// PUBACK timeout (mutex held).
     var nextDeadline: Double? {
-        guard let waitDeadline else { return timerDeadline }
-        guard let timerDeadline else { return waitDeadline }
-        return min(waitDeadline, timerDeadline)
+        Self.earlier(Self.earlier(waitDeadline, timerDeadline), goodbyeDeadline)
+    }
+
+    private static func earlier(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     /// Its options, put back together (`MQTTClient.options`).
@@ -123,10 +135,17 @@ final class ClientConnection: @unchecked Sendable {
         return try result.get()
     }
 
-    /// `locked` for the loop thread: afterwards the worker re-syncs epoll and timers.
+    /// `locked` for the loop thread: afterwards a due goodbye sends DISCONNECT
+    /// (`publishThenDisconnect`) and the worker re-syncs epoll and timers.
     func loopLocked(_ body: (OpaquePointer) -> Void) {
         let delivery = mutex.withLock { _ -> Delivery in
-            if let handle { body(handle) }
+            if let handle {
+                body(handle)
+                if goodbyeDue, self.handle != nil {
+                    goodbyeDue = false
+                    disconnectLocked(handle)
+                }
+            }
             worker.synchronize(self, handle: handle, socketClosed: socketClosed)
             socketClosed = false
             return takeOutbox()
@@ -424,6 +443,7 @@ final class ClientConnection: @unchecked Sendable {
         var retry = false
         loopLocked { _ in
             expireWaiters(now: now)
+            if let deadline = goodbyeDeadline, deadline <= now { goodbyeIsDue() }
             guard let deadline = timerDeadline, deadline <= now else { return }
             timerDeadline = nil
             if case .reconnectWait = lifecycle { retry = true }
@@ -451,25 +471,32 @@ final class ClientConnection: @unchecked Sendable {
     /// `disconnect()` already left the connected phases (`stopping` or `idle`); if `connect()` came
     /// since, the current connection is still closed cleanly and the client then reconnects.
     func disconnectOnLoop() {
-        loopLocked { mosq in
-            timerDeadline = nil
-            if case .reconnectWait = lifecycle { lifecycle = .reconnectWait(failures: 0) }
-            lifecycle.updateAttempt { $0.failures = 0 }
-            guard mosquitto_socket(mosq) >= 0 else {
-                if !lifecycle.wantsConnection { setState(.disconnected(reason: "disconnected by the client")) }
-                for token in waiters?.takeClosed() ?? [] { resume(token, .success(())) }
-                releaseWaitersIfEmpty()
-                return
-            }
-            // Sends DISCONNECT (the broker discards the will); libmosquitto closes the socket
-            // once it is written and calls the disconnect callback.
-            lifecycle.updateAttempt { $0.closingReason = "disconnected by the client" }
-            let rc = mosquitto_disconnect(mosq)
-            if rc != mosqSuccess, mosquitto_socket(mosq) >= 0 {
-                _ = shutdown(mosquitto_socket(mosq), Int32(SHUT_RDWR))
-                readAvailable(mosq)
-            }
+        loopLocked { mosq in disconnectLocked(mosq) }
+    }
+
+    /// `disconnectOnLoop` with the mutex held, on the loop thread.
+    func disconnectLocked(_ mosq: OpaquePointer) {
+        timerDeadline = nil
+        if case .reconnectWait = lifecycle { lifecycle = .reconnectWait(failures: 0) }
+        lifecycle.updateAttempt { $0.failures = 0 }
+        guard mosquitto_socket(mosq) >= 0 else {
+            if !lifecycle.wantsConnection { setState(.disconnected(reason: "disconnected by the client")) }
+            for token in waiters?.takeClosed() ?? [] { resume(token, .success(())) }
+            releaseWaitersIfEmpty()
+            return
         }
+        // Sends DISCONNECT (the broker discards the will); libmosquitto closes the socket
+        // once it is written and calls the disconnect callback. Corked, the DISCONNECT waits in
+        // the socket for the close, whose FIN then rides on it: one segment instead of two.
+        lifecycle.updateAttempt { $0.closingReason = "disconnected by the client" }
+        let fd = mosquitto_socket(mosq)
+        Self.setCork(fd, true)
+        let rc = mosquitto_disconnect(mosq)
+        if rc != mosqSuccess, mosquitto_socket(mosq) >= 0 {
+            _ = shutdown(mosquitto_socket(mosq), Int32(SHUT_RDWR))
+            readAvailable(mosq)
+        }
+        if mosquitto_socket(mosq) == fd { Self.setCork(fd, false) }  // still open: what is queued goes now
     }
 
     /// `disconnectAbruptly(reconnect: false)` already left the connected phases.
@@ -487,6 +514,11 @@ final class ClientConnection: @unchecked Sendable {
             Self.endWithReset(fd)
             readAvailable(mosq)
         }
+    }
+
+    static func setCork(_ fd: Int32, _ on: Bool) {
+        var value: Int32 = on ? 1 : 0
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Ends an abrupt drop with a reset, as a cut link would: `SO_LINGER` 0, then the read side
@@ -514,6 +546,7 @@ final class ClientConnection: @unchecked Sendable {
             socketClosed = true
             presenceMid = 0
             presencePublished = false
+            forgetGoodbye()
             setState(.disconnected(reason: "closed"))
             failAllWaiters(.closed)
             outbox += closeActions.map { Pending.closed($0) }
@@ -584,6 +617,7 @@ final class ClientConnection: @unchecked Sendable {
         socketClosed = true
         presenceMid = 0
         presencePublished = false
+        forgetGoodbye()
         let attempt = lifecycle.attempt
         let reason = attempt?.closingReason ?? attempt?.refusal
         for token in waiters?.takeClosed() ?? [] { resume(token, .success(())) }
@@ -612,6 +646,7 @@ final class ClientConnection: @unchecked Sendable {
     /// PUBACK for QoS 1 (or the packet written, for QoS 0; then on the publishing thread).
     func libraryDidPublish(mid: Int32) {
         counters.messagesAcknowledged += 1
+        if goodbyeMid != 0, mid == goodbyeMid { goodbyeIsDue() }
         guard let tokens = waiters?.pubacks.removeValue(forKey: mid) else { return }
         for token in tokens { resume(token, .success(())) }
         releaseWaitersIfEmpty()

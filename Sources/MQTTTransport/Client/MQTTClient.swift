@@ -184,6 +184,32 @@ public final class MQTTClient: Sendable {
         await connection.disconnectAndWait(timeout: timeout)
     }
 
+    /// A clean goodbye: publishes `last` (if given), then sends DISCONNECT once the broker has
+    /// acknowledged it (QoS 1 or 2; from the loop thread at its PUBACK, or after `acknowledgement`
+    /// without it), and stops reconnecting. Waits once, for the socket to close: true once it has
+    /// (at once when there was none), false when it had not within `acknowledgement + close`. The
+    /// broker handles the packets in order, so `last` is stored before the disconnect (a device's
+    /// retained offline status, PROTOCOL.md 3.3).
+    @discardableResult
+    public func publishThenDisconnect(_ last: MQTTMessage?, acknowledgement: Duration = .seconds(5),
+                                      close: Duration = .seconds(1)) async -> Bool {
+        connection.beginGoodbye(last, acknowledgement: acknowledgement)
+        return await connection.waitUntilClosed(timeout: acknowledgement + close)
+    }
+
+    /// `publishThenDisconnect` without the wait: `last` goes now, DISCONNECT at its PUBACK (or
+    /// after `acknowledgement`); nothing is awaited and nothing posted to the loop thread while
+    /// connected. Then `waitUntilClosed`.
+    public func beginGoodbye(_ last: MQTTMessage?, acknowledgement: Duration = .seconds(5)) {
+        connection.beginGoodbye(last, acknowledgement: acknowledgement)
+    }
+
+    /// Waits until the socket is closed: true (at once when there is none), false after `timeout`.
+    @discardableResult
+    public func waitUntilClosed(timeout: Duration) async -> Bool {
+        await connection.waitUntilClosed(timeout: timeout)
+    }
+
     /// Fault injection: ends the TCP connection without DISCONNECT, as a crash or a pulled cable
     /// would, so the broker publishes the will. With `reconnect`, the client then reconnects as
     /// after any connection loss; without, it stays disconnected until `connect()`.

@@ -23,6 +23,15 @@ public protocol MessageTransport: AnyObject, Sendable {
     func subscribe(_ filter: String, qos: Int) throws(MQTTError)
     func subscribeAndWait(_ filter: String, qos: Int, timeout: Duration) async throws(MQTTError)
     func disconnectAndWait(timeout: Duration) async -> Bool
+    /// Publishes `last` (if given) and disconnects cleanly once the broker has acknowledged it;
+    /// true once closed (see `MQTTClient.publishThenDisconnect`). The default waits for the
+    /// PUBACK, then for the disconnect.
+    func publishThenDisconnect(_ last: MQTTMessage?, acknowledgement: Duration, close: Duration) async -> Bool
+    /// `publishThenDisconnect` in two halves: the first waits for nothing, the second for the
+    /// close (see `MQTTClient.beginGoodbye`). The defaults publish without waiting for the PUBACK,
+    /// then disconnect and wait.
+    func beginGoodbye(_ last: MQTTMessage?, acknowledgement: Duration)
+    func waitUntilClosed(timeout: Duration) async -> Bool
     /// Drops the connection without a DISCONNECT (the broker publishes the last will).
     func disconnectAbruptly(reconnect: Bool)
     func close()
@@ -33,6 +42,22 @@ extension MQTTClient: MessageTransport {}
 extension MessageTransport {
     public func setPresence(_ presence: MQTTPresence) -> Bool { false }
     public func clearPresence() -> Bool { false }
+
+    public func publishThenDisconnect(_ last: MQTTMessage?, acknowledgement: Duration, close: Duration) async -> Bool {
+        if let last {
+            try? await publishAndWaitForAck(topic: last.topic, payload: last.payload, qos: last.qos, retain: last.retain,
+                                            timeout: acknowledgement)
+        }
+        return await disconnectAndWait(timeout: close)
+    }
+
+    public func beginGoodbye(_ last: MQTTMessage?, acknowledgement: Duration) {
+        if let last { try? publish(topic: last.topic, payload: last.payload, qos: last.qos, retain: last.retain) }
+    }
+
+    public func waitUntilClosed(timeout: Duration) async -> Bool {
+        await disconnectAndWait(timeout: timeout)
+    }
 
     /// For transports without an inbox of their own (test stand-ins, the cloud's device link):
     /// one task moves the stream's items into the inbox, in order, until the stream finishes.
