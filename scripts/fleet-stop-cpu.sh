@@ -13,17 +13,7 @@ set -uo pipefail
 bin="$1"
 devices="${2:-20000}"
 shift $(( $# < 2 ? $# : 2 ))
-out="$(mktemp "${TMPDIR:-/tmp}/fleet-stop-cpu.XXXXXX")"
-ulimit -n "$(ulimit -Hn)"
-"$bin" fleet --profile "device-profiles/doorbell.yaml:$devices" --answer answer --json --log-level error "$@" > "$out" &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null || true' EXIT
-until grep -q '"event":"online"' "$out"; do
-    kill -0 $pid 2>/dev/null || { echo "the fleet exited"; tail -5 "$out"; exit 1; }
-    sleep 0.1
-done
-sleep 2
-tree() { echo "$1"; for child in $(pgrep -P "$1"); do tree "$child"; done; }
+source "$(dirname "$0")/fleet-cpu-common.sh"
 ticks() {  # utime + stime + cutime + cstime (fields 14-17 of /proc/PID/stat) over the fleet's process tree
     local sum=0 u k cu ck
     for p in $(tree $pid); do

@@ -6,22 +6,13 @@
 # their mosquittos per device reconnect, and the kernel's TCP segments sent per reconnect (nstat
 # TcpOutSegs: system-wide, so other TCP traffic on the host counts too). The wall time follows the
 # machine's load; the CPU time per reconnect much less, which is what an A/B of two builds needs.
-# Usage: scripts/fleet-storm-cpu.sh IPCEMU_BINARY [DEVICES]   (default 20000)
+# Usage: scripts/fleet-storm-cpu.sh IPCEMU_BINARY [DEVICES] [FLEET OPTIONS...]   (default 20000)
 set -uo pipefail
 bin="$1"
 devices="${2:-20000}"
-out="$(mktemp "${TMPDIR:-/tmp}/fleet-storm-cpu.XXXXXX")"
-ulimit -n "$(ulimit -Hn)"
-"$bin" fleet --profile "device-profiles/doorbell.yaml:$devices" --answer answer --json --log-level error > "$out" &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null || true' EXIT
-until grep -q '"event":"online"' "$out"; do
-    kill -0 $pid 2>/dev/null || { echo "the fleet exited"; tail -5 "$out"; exit 1; }
-    sleep 0.1
-done
+shift $(( $# < 2 ? $# : 2 ))
+source "$(dirname "$0")/fleet-cpu-common.sh"
 processes=$(grep -o '"processes":[0-9]*' "$out" | head -1 | cut -d: -f2)
-sleep 2
-tree() { echo "$1"; for child in $(pgrep -P "$1"); do tree "$child"; done; }
 ticks() {  # utime + stime (fields 14 and 15 of /proc/PID/stat) over the fleet's process tree
     local sum=0 u k
     for p in $(tree $pid); do
