@@ -131,7 +131,7 @@ struct RunCommandTests {
     }
 
     @Test("bench media: calls one after another, answer -> first frame and where the time goes, step by step",
-          .timeLimit(.minutes(5)))
+          .timeLimit(.minutes(8)))
     func benchMediaCalls() async throws {
         let run = try await CLIRun.ipcemu(["bench", "media", "--calls", "2", "--seconds", "1", "--profile", doorbell])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")

@@ -11,7 +11,7 @@ import TestSupport
 /// PROTOCOL.md 3.3 says: every answered call gets `hang_up` with reason `shutdown`, and by the time
 /// `stop` returns every device's retained status is its own `{"online":false,"t":...}`, left by a
 /// clean disconnect (no last will).
-@Suite("Fleet stop", .serialized, .timeLimit(.minutes(4)), .heavy)
+@Suite("Fleet stop", .serialized, .timeLimit(.minutes(8)), .heavy)
 struct FleetStopTests {
     @Test("stop: calls in progress get hang_up (shutdown); when it returns every retained status is the device's own offline, and no will was published")
     func stopEndsCallsAndLeavesEveryoneOffline() async throws {

@@ -10,7 +10,7 @@ import TestSupport
 /// whenever the encoder's thread was a frame late (its start, a loaded machine).
 @Suite("Shared encoder queue", .heavy)
 struct SharedEncoderQueueTests {
-    @Test("a burst of 720p frames that fits the encoder's queue is encoded whole, none dropped", .timeLimit(.minutes(2)))
+    @Test("a burst of 720p frames that fits the encoder's queue is encoded whole, none dropped", .timeLimit(.minutes(8)))
     func burstIsNotDropped() async throws {
         let video = VideoFormat(width: 1280, height: 720, fps: 30)
         let encoder = try SharedH264Encoder(video: video, input: .i420, keyFrameIntervalSeconds: 10)
