@@ -46,7 +46,10 @@ struct FleetStopTests {
             apps.append((app, target.devId, events))
         }
 
-        let watcher = try await MessageCollector.start(broker: broker, filters: ["smart/device/meta/+/online"])
+        // One subscriber for the statuses and the called devices' out topics: its one connection
+        // keeps the order in which each device published (PROTOCOL.md 3.3: hang_up before offline).
+        let outs = apps.map { "smart/device/out/\($0.1)" }
+        let watcher = try await MessageCollector.start(broker: broker, filters: ["smart/device/meta/+/online"] + outs)
         // The retained online statuses come first; count from here.
         _ = await watcher.waitForMessages(count: 60, timeout: .seconds(10))
         watcher.reset()
@@ -69,11 +72,23 @@ struct FleetStopTests {
         sentinel.connect()
         #expect(await sentinel.waitUntilConnected())
         try await sentinel.publishAndWaitForAck(topic: "smart/device/meta/sentinel/online", payload: Array("x".utf8))
-        _ = await watcher.waitForMessages(count: 61, timeout: .seconds(10))
-        let statuses = watcher.messages.filter { !$0.topic.contains("/sentinel/") }
+        _ = await watcher.waitForMessages(count: 1, topic: "smart/device/meta/sentinel/online", timeout: .seconds(10))
+        let seen = watcher.messages
+        let statuses = seen.filter { $0.topic.hasSuffix("/online") && !$0.topic.contains("/sentinel/") }
         #expect(statuses.count == 60, "\(statuses.count) statuses")
         #expect(statuses.allSatisfy { $0.payloadText.contains(#""online":false,"t":"#) },
                 "\(statuses.filter { !$0.payloadText.contains(#""t":"#) }.prefix(3))")
+        for (_, devId, _) in apps {
+            let hangUp = seen.firstIndex {
+                $0.topic == "smart/device/out/\(devId)" && $0.payloadText.contains("hang_up")
+                    && $0.payloadText.contains("shutdown")
+            }
+            let offline = seen.firstIndex {
+                $0.topic == "smart/device/meta/\(devId)/online" && $0.payloadText.contains(#""online":false"#)
+            }
+            #expect(hangUp != nil && offline != nil, "\(devId): \(seen.filter { $0.topic.contains(devId) }.map(\.payloadText))")
+            if let hangUp, let offline { #expect(hangUp < offline, "\(devId): hang_up before offline") }
+        }
         await watcher.stop()
 
         // The calls: hang_up with reason shutdown, then ended.

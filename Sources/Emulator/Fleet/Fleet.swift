@@ -255,27 +255,24 @@ public final class Fleet: Sendable {
         let all = devices
         replaceStorm(with: nil)?.cancel()
         let walkers = max(1, min(eventLoop.threadCount, all.count))
-        await withTaskGroup(of: Void.self) { group in
-            for walker in 0..<walkers {
-                group.addTask {
-                    for device in stride(from: walker, to: all.count, by: walkers).lazy.map({ all[$0] }) {
-                        await device.beginStop(timeout: timeout)
-                    }
-                }
-            }
-        }
-        await withTaskGroup(of: Void.self) { group in
-            for walker in 0..<walkers {
-                group.addTask {
-                    for device in stride(from: walker, to: all.count, by: walkers).lazy.map({ all[$0] }) {
-                        await device.finishStop(timeout: timeout)
-                    }
-                }
-            }
-        }
+        await Self.walk(all, walkers: walkers) { await $0.beginStop(timeout: timeout) }
+        await Self.walk(all, walkers: walkers) { await $0.finishStop(timeout: timeout) }
         eventLoop.shutdown()
         ownTimers?.shutdown()
         return clock.now - began
+    }
+
+    /// Calls `step` on every device, `walkers` tasks each taking every `walkers`-th device in turn:
+    /// a few tasks for the whole fleet instead of one per device.
+    private static func walk(_ all: [Device], walkers: Int,
+                             _ step: @escaping @Sendable (Device) async -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for walker in 0..<walkers {
+                group.addTask {
+                    for index in stride(from: walker, to: all.count, by: walkers) { await step(all[index]) }
+                }
+            }
+        }
     }
 
     // MARK: Fleet-wide faults (load testers' requests)
