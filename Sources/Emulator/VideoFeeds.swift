@@ -138,7 +138,7 @@ public final class VideoFeeds: Sendable {
             var sum = s.retiredFanOut
             var subscribers = 0
             for entry in s.feeds.values {
-                sum.add(entry.feed.fanOut.stats)
+                sum.add(entry.feed.statistics)
                 subscribers += entry.feed.fanOut.subscriberCount
             }
             return (sum, subscribers)
@@ -150,7 +150,7 @@ public final class VideoFeeds: Sendable {
             guard let entry = s.feeds[feed.key], entry.feed === feed, entry.users == 0, entry.generation == generation
             else { return nil }
             s.feeds.removeValue(forKey: feed.key)
-            s.retiredFanOut.add(feed.fanOut.stats)
+            s.retiredFanOut.add(feed.statistics)
             let capture = feed.capture
             capture.detach(feed)
             guard capture.feedCount == 0 else { return .some(nil) }
@@ -269,6 +269,15 @@ public final class VideoFeeds: Sendable {
             return failure ?? encoder?.error
         }
         var encoderStats: SharedH264Encoder.Statistics? { state.withLock { $0.encoder }?.stats }
+        /// The fan-out's counts with the encoder's frames in and dropped at its input.
+        var statistics: FanOutStatistics {
+            var counts = fanOut.stats
+            if let encoder = encoderStats {
+                counts.encoderFrames = encoder.framesIn
+                counts.encoderFramesDropped = encoder.framesDropped
+            }
+            return counts
+        }
         var isPassThrough: Bool { state.withLock { $0.encoder == nil && $0.framesTaken > 0 && $0.failure == nil } }
 
         fileprivate func forceKeyFrame() { state.withLock { $0.encoder }?.forceKeyFrame() }

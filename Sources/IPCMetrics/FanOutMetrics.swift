@@ -20,6 +20,8 @@ public protocol VideoFanOutCounts: Sendable {
     var recentUnitsReplayed: Int { get }
     var catchUpsAbandoned: Int { get }
     var laneOverflows: Int { get }
+    var encoderFrames: Int { get }
+    var encoderFramesDropped: Int { get }
 }
 
 extension ControlMetrics {
@@ -35,6 +37,8 @@ extension ControlMetrics {
         feed(.fanOutRecentUnitsReplayed, [], c?.recentUnitsReplayed ?? 0, &fed)
         feed(.fanOutCatchUpsAbandoned, [], c?.catchUpsAbandoned ?? 0, &fed)
         feed(.fanOutLaneOverflows, [], c?.laneOverflows ?? 0, &fed)
+        feed(.fanOutEncoderFrames, [], c?.encoderFrames ?? 0, &fed)
+        feed(.fanOutEncoderFramesDropped, [], c?.encoderFramesDropped ?? 0, &fed)
         registry.makeGauge(descriptor: Family.fanOutSubscribers.descriptor).set(Double(subscribers))
     }
 }
@@ -58,5 +62,9 @@ extension ControlMetrics.Family {
                                               help: "Links that fell behind while being caught up and waited for a key frame instead.")
     static let fanOutLaneOverflows = Self(name: "video_fanout_lane_overflows", unit: "total",
                                           help: "Times a link's delivery lane was too far behind (CPU short): the link skipped to the next key frame.")
+    static let fanOutEncoderFrames = Self(name: "video_fanout_encoder_frames", unit: "total",
+                                          help: "Raw or captured frames pushed into the shared video encoders.")
+    static let fanOutEncoderFramesDropped = Self(name: "video_fanout_encoder_frames_dropped", unit: "total",
+                                                 help: "Of those frames, the ones dropped at an encoder's input: its queue was full (the encoder's thread behind).")
     static let fanOutSubscribers = Self(name: "video_fanout_subscribers", unit: "", help: "Links subscribed to the shared video encoders now.")
 }

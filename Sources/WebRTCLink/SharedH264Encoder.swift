@@ -29,8 +29,11 @@ public final class SharedH264Encoder: Sendable {
     public struct Statistics: Sendable, Hashable {
         /// Frames pushed in.
         public var framesIn = 0
-        /// Frames the appsrc refused (flushing, stopped).
-        public var framesRefused = 0
+        /// Frames dropped at the encoder's input: its queue (`PipelineDescriptions
+        /// .sharedEncoderQueuedFrames`) was full, the encoder's thread that far behind. The appsrc
+        /// is leaky upstream, and GStreamer 1.22 returns an error flow for the frame it drops
+        /// ("dropped new buffer, we are full"); nothing is pushed once the encoder is stopped.
+        public var framesDropped = 0
         /// Access units that came out.
         public var accessUnitsOut = 0
         public var keyFramesOut = 0
@@ -131,7 +134,7 @@ public final class SharedH264Encoder: Sendable {
         let ok = cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, -1, -1, false)
         state.withLock { s in
             s.statistics.framesIn += 1
-            if !ok { s.statistics.framesRefused += 1 }
+            if !ok { s.statistics.framesDropped += 1 }
         }
         return ok
     }

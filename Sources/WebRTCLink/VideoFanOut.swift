@@ -32,6 +32,11 @@ public struct FanOutStatistics: Sendable, Hashable {
     /// (a machine out of CPU): they skip to the next key frame, which is asked for once the lane
     /// has sent what it held.
     public var laneOverflows = 0
+    /// Frames pushed into the shared encoder that feeds this fan-out (0 for a stream passed
+    /// through), and of those the ones its input queue dropped (`SharedH264Encoder.Statistics
+    /// .framesDropped`): filled in by whoever owns both (`VideoFeeds`), not counted by the fan-out.
+    public var encoderFrames = 0
+    public var encoderFramesDropped = 0
 
     public init() {}
 
@@ -47,6 +52,8 @@ public struct FanOutStatistics: Sendable, Hashable {
         recentUnitsReplayed += o.recentUnitsReplayed
         catchUpsAbandoned += o.catchUpsAbandoned
         laneOverflows += o.laneOverflows
+        encoderFrames += o.encoderFrames
+        encoderFramesDropped += o.encoderFramesDropped
     }
 }
 

@@ -43,14 +43,16 @@ struct FleetFanOutScrape: Sendable {
         return d
     }
 
-    /// One line for the bench's output: what the encoder made, what the links were handed, and
-    /// what the lanes dropped.
+    /// One line for the bench's output: what the encoder took and dropped at its input, what it
+    /// made, what the links were handed, and what the lanes dropped.
     func summary(links: Int) -> String {
         let expected = self["access_units"] * Double(links)
         let delivered = self["deliveries"]
         let share = expected > 0 ? delivered / expected * 100 : 0
-        return String(format: "%.0f access units (%.0f key frames, %.0f forced of %.0f asked), %.0f handed to links (%.1f%% of units x %d links), "
+        return String(format: "%.0f frames into the encoders (%.0f dropped at their input), "
+                      + "%.0f access units (%.0f key frames, %.0f forced of %.0f asked), %.0f handed to links (%.1f%% of units x %d links), "
                       + "%.0f lane overflows, %.0f deltas skipped waiting for a key frame, %.0f subscribers",
+                      self["encoder_frames"], self["encoder_frames_dropped"],
                       self["access_units"], self["key_frames"], self["key_frames_forced"], self["key_frame_requests"], delivered, share, links,
                       self["lane_overflows"], self["deltas_skipped"], self["subscribers"])
     }

@@ -20,7 +20,8 @@ struct FanOutMetricsTests {
         let metrics = ControlMetrics(perDevice: true)
         let zero = try PrometheusText(metrics.render([]))
         for name in ["access_units", "key_frames", "key_frame_requests", "key_frames_forced", "deliveries", "deltas_skipped",
-                     "starts_from_recent", "recent_units_replayed", "catch_ups_abandoned", "lane_overflows"] {
+                     "starts_from_recent", "recent_units_replayed", "catch_ups_abandoned", "lane_overflows",
+                     "encoder_frames", "encoder_frames_dropped"] {
             #expect(zero.types["ipcemu_video_fanout_\(name)_total"] == "counter", "\(name)")
             #expect(zero.value("ipcemu_video_fanout_\(name)_total", [:]) == 0, "\(name)")
         }
@@ -28,9 +29,11 @@ struct FanOutMetricsTests {
         var counts = FanOutStatistics()
         counts.laneOverflows = 3
         counts.deliveries = 900
+        counts.encoderFramesDropped = 4
         let m = try PrometheusText(metrics.render([], fanOut: counts, fanOutSubscribers: 2))
         #expect(m.value("ipcemu_video_fanout_lane_overflows_total", [:]) == 3)
         #expect(m.value("ipcemu_video_fanout_deliveries_total", [:]) == 900)
+        #expect(m.value("ipcemu_video_fanout_encoder_frames_dropped_total", [:]) == 4)
         #expect(m.value("ipcemu_video_fanout_subscribers", [:]) == 2)
     }
 
@@ -61,6 +64,9 @@ struct FanOutMetricsTests {
         #expect(overflows >= 1)
         #expect((during.value("ipcemu_video_fanout_access_units_total", [:]) ?? 0) >= Double(VideoFanOut.laneBacklogLimit))
         #expect(during.value("ipcemu_video_fanout_subscribers", [:]) == 1)
+        // The test pattern's frames go through the feed's encoder: at least one per unit out.
+        let encoded = during.value("ipcemu_video_fanout_encoder_frames_total", [:]) ?? 0
+        #expect(encoded >= (during.value("ipcemu_video_fanout_access_units_total", [:]) ?? 0) && encoded > 0, "\(encoded)")
 
         feed.fanOut.unsubscribe(id)
         feeds.release(feed)
@@ -70,5 +76,6 @@ struct FanOutMetricsTests {
         let after = try scrape()
         #expect((after.value("ipcemu_video_fanout_lane_overflows_total", [:]) ?? 0) >= overflows, "a stopped feed's counts stay")
         #expect(after.value("ipcemu_video_fanout_subscribers", [:]) == 0)
+        #expect((after.value("ipcemu_video_fanout_encoder_frames_total", [:]) ?? 0) >= encoded, "a stopped encoder's frames stay")
     }
 }

@@ -32,5 +32,33 @@ struct SharedEncoderQueueTests {
         }
         #expect(received.withLock { $0 } == burst, "access units out for \(burst) frames in")
         #expect(encoder.stats.accessUnitsOut == burst)
+        #expect(encoder.stats.framesDropped == 0)
+    }
+
+    @Test("a burst several times the queue: the frames dropped at the encoder's input are counted, and with the units out they make up every frame in", .timeLimit(.minutes(8)))
+    func overflowIsCounted() async throws {
+        let video = VideoFormat(width: 1280, height: 720, fps: 30)
+        let encoder = try SharedH264Encoder(video: video, input: .i420, keyFrameIntervalSeconds: 10)
+        try encoder.start()
+        defer { encoder.stop() }
+        // Five times what the queue holds, back to back: x264's first frame alone takes longer
+        // than the pushes, so the queue fills and the rest are dropped.
+        let burst = PipelineDescriptions.sharedEncoderQueuedFrames * 5
+        var frame = [UInt8](repeating: 128, count: WebRTCAnswerer.i420Size(width: video.width, height: video.height))
+        var refused = 0
+        for n in 0..<burst {
+            frame[n] = UInt8(n)
+            if !encoder.push(frame) { refused += 1 }
+        }
+        // Done when every frame is accounted for: encoded, or counted as dropped.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while encoder.stats.accessUnitsOut + encoder.stats.framesDropped < burst, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let stats = encoder.stats
+        #expect(stats.framesIn == burst)
+        #expect(stats.framesDropped > 0, "\(stats)")
+        #expect(stats.framesDropped == refused, "\(stats)")
+        #expect(stats.accessUnitsOut + stats.framesDropped == burst, "\(stats)")
     }
 }
