@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The control API's generated code (docs/control.md, docs/building.md): swift-openapi-generator's
-# documented alternative to its build plugin. Its CLI, pinned to one version, is built in its own
-# scratch folder (.build-openapi, not in git) and run on Sources/ControlAPISpec/openapi.yaml with
-# openapi-generator-config.yaml; the output is committed in Sources/ControlAPISpec/Generated, so a
-# build of ipcemu never compiles the generator (OpenAPIKit and its dependencies).
+# documented alternative to its build plugin. Its CLI, pinned to one version, is built in a package
+# of its own outside the repository (a machine-wide cache, like the vivid kernel's: a fresh clone,
+# CI's, does not rebuild the generator each time) and run on Sources/ControlAPISpec/openapi.yaml
+# with openapi-generator-config.yaml; the output is committed in Sources/ControlAPISpec/Generated,
+# so a build of ipcemu never compiles the generator (OpenAPIKit and its dependencies).
+#   IPCEMU_OPENAPI_CACHE=/some/dir   where the generator's package and build live (default
+#                                    /var/cache/ipcemu-openapi, or ~/.cache/ipcemu-openapi when
+#                                    that is not writable); one folder per generator version
 # Usage: scripts/generate-openapi.sh          regenerate after changing openapi.yaml or the config
 #        scripts/generate-openapi.sh --check  fail (exit 1) if the committed code is not what the
 #                                             generator makes now (CI: scripts/test.sh)
@@ -13,7 +17,11 @@ cd "$root"
 GENERATOR_VERSION=1.14.3
 spec=Sources/ControlAPISpec
 committed="$spec/Generated"
-tool="$root/.build-openapi/tool"
+cache="${IPCEMU_OPENAPI_CACHE:-/var/cache/ipcemu-openapi}"
+if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/ipcemu-openapi"
+fi
+tool="$cache/tool-$GENERATOR_VERSION"
 mkdir -p "$tool/Sources/placeholder"
 # A package of its own whose only job is to build the generator's CLI at the pinned version.
 cat > "$tool/Package.swift.new" <<PKG
