@@ -6,12 +6,25 @@
 # XCTest). SwiftPM refuses a versioned dependency with unsafeFlags, so this also proves every C
 # target builds through pkg-config. Only committed work is checked (the clone is of HEAD).
 #
-# IPCEMU_CONSUMER_SCRATCH: build folder (default .build-consumer, kept between runs so the
-# dependencies are not rebuilt each time).
+# IPCEMU_CONSUMER_SCRATCH: build folder (default: a machine-wide cache outside the repository,
+# /var/cache/ipcemu-consumer/build, or ~/.cache/ipcemu-consumer/build when that is not writable;
+# kept between runs, CI's fresh clones included, so the other packages' checkouts and builds are
+# not redone each time; ipcemu itself is always built anew: the clone's folder is new each run).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 version="0.1.0"
-scratch="${IPCEMU_CONSUMER_SCRATCH:-$root/.build-consumer}"
+if [ -z "${IPCEMU_CONSUMER_SCRATCH:-}" ]; then
+  cache=/var/cache/ipcemu-consumer
+  if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+    cache="${XDG_CACHE_HOME:-$HOME/.cache}/ipcemu-consumer"
+    mkdir -p "$cache"
+  fi
+fi
+scratch="${IPCEMU_CONSUMER_SCRATCH:-$cache/build}"
+mkdir -p "$scratch"
+# One check at a time per build folder (two CI runs may start together).
+exec 9>"$scratch/.check-consumer.lock"
+command -v flock >/dev/null && flock 9
 work="$(mktemp -d "${TMPDIR:-/tmp}/ipcemu-consumer.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
