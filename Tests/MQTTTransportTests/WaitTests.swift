@@ -6,7 +6,9 @@ import Testing
 /// task or sleep per wait, and leave nothing behind (docs/fleet.md "Memory per device").
 @Suite("Waits: timeouts on the loop thread, nothing left behind")
 struct WaitTests {
-    @Test("No broker: each wait ends at its deadline with what it waited for")
+    // The limit: a loop that does not take the next deadline after one fired would leave the
+    // middle wait hanging.
+    @Test("No broker: each wait ends at its deadline with what it waited for", .timeLimit(.minutes(1)))
     func timeoutsWithoutBroker() async throws {
         let port = try freeLoopbackPort()
         let client = try MQTTClient(options: MQTTClientOptions(clientID: "nobody-home", port: port))
@@ -25,18 +27,28 @@ struct WaitTests {
         await #expect(throws: MQTTError.timedOut("PUBACK for wait/out")) {
             try await client.publishAndWaitForAck(topic: "wait/out", payload: [1], timeout: .milliseconds(150))
         }
-        // Several waits at once, the later deadline first: each ends at its own (the short one does
-        // not wait for the long one's deadline; 30 s apart: a parallel swift test on 2 cores has
-        // been seen to resume a task 8 s late).
-        async let long = client.waitUntilConnected(timeout: .seconds(30))
-        async let short = client.waitUntilConnected(timeout: .milliseconds(100))
+        // Several waits at once, the latest deadline first: each ends at its own. The short one
+        // does not wait for a later deadline: when it returns, the long one is still in the waiter
+        // table (the loop thread removes a waiter as it times it out, so this holds however late
+        // the test's task resumes, up to the long one's 30 s: a parallel swift test on 2 cores has
+        // been seen to resume a task 8 s late). The middle one ends at its own deadline after the
+        // short one fired (the loop took the next deadline), and the long one alone is left.
+        // Closing the client then ends the long one (a 30 s wait proves nothing more).
+        func waiting() -> Int { client.connection.mutex.withLock { _ in client.connection.waiters?.waiting.count ?? 0 } }
         let started = clock.now
+        async let long = client.waitUntilConnected(timeout: .seconds(30))
+        async let middle = client.waitUntilConnected(timeout: .seconds(1))
+        async let short = client.waitUntilConnected(timeout: .milliseconds(100))
         #expect(await short == false)
-        let shortTook = clock.now - started
+        #expect(clock.now - started < .seconds(30))
+        #expect(waiting() >= 1, "the short wait ended with the long one's deadline, not its own")
+        #expect(await middle == false)
+        #expect(clock.now - started >= .seconds(1))
+        #expect(waiting() == 1, "the short and middle waits ended; only the long one should be left")
+        client.close()
         #expect(await long == false)
-        #expect(clock.now - started >= .seconds(30))
-        #expect(shortTook < .seconds(30))
-        #expect(client.connection.mutex.withLock { _ in client.connection.waiters?.waiting.isEmpty ?? true })
+        #expect(clock.now - started < .seconds(30))
+        #expect(client.connection.mutex.withLock { _ in client.connection.waiters == nil })
     }
 
     @Test("Answered waits leave no waiter table; a subscribe while its SUBSCRIBE is unanswered sends none")
