@@ -28,6 +28,9 @@ extension Scenarios {
             let real = await ScenarioRunner.run(s, appMode: .simulated)
             expectPassed(real)
             #expect(!real.expectations.isEmpty)
+            if Doorbell.files.contains(file) {
+                #expect(real.expectations.count >= Doorbell.minimumExpectations, "\(file): \(real.summaryText)")
+            }
             #expect(!real.calls.isEmpty, "the run recorded its calls")
             let sameVerdict = simulated.passed == real.passed
             #expect(sameVerdict, "simulated: \(simulated.summaryText)\nreal: \(real.summaryText)")
