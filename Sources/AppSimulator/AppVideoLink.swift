@@ -84,7 +84,16 @@ final class AppVideoLink: Sendable {
             ? OfferConfiguration(receivesRTPVideo: false, dataChannels: [FMP4ControlMessage.channelLabel])
             : OfferConfiguration(sendsVideo: sendsVideo, decodesVideo: decodes, sendsPushedFrames: sendsVideo != nil,
                                  sendsAudio: sendsVideo != nil)
-        let options = LinkOptions(iceServers: ice.linkServers, jitterBufferMs: 10, relayOnly: ice.relayOnly)
+        // Aggressive ICE nomination: the app controls ICE (it offers), and with webrtcbin's regular
+        // nomination the first valid pair is nominated two pacing ticks after it answered (10 ms of
+        // the 17 from the device's candidates to ICE connected on loopback).
+        // IPCEMU_APP_REGULAR_NOMINATION=1 and IPCEMU_APP_JITTERBUFFER_RACE=1 give the app's links
+        // back webrtcbin's regular nomination and the jitter buffer's start race, to compare
+        // (docs/webrtc.md, "First frame, fifth pass").
+        let environment = ProcessInfo.processInfo.environment
+        let options = LinkOptions(iceServers: ice.linkServers, jitterBufferMs: 10, relayOnly: ice.relayOnly,
+                                  aggressiveNomination: environment["IPCEMU_APP_REGULAR_NOMINATION"] != "1",
+                                  jitterBufferStartsAfterQueuedEvents: environment["IPCEMU_APP_JITTERBUFFER_RACE"] != "1")
         let offerer = WebRTCOfferer(configuration: configuration, options: options, events: events)
         self.offerer = offerer
         // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen

@@ -254,6 +254,38 @@ bool cgw_webrtc_tune_ice_agent(CgwElement *webrtc, unsigned pacing_ms, bool upnp
     return ok;
 }
 
+bool cgw_webrtc_nominate_aggressively(CgwElement *webrtc) {
+    NiceAgent *agent = nice_agent_of(webrtc);
+    if (agent == NULL) return false;
+    GParamSpec *spec = cgw_find_property(agent, "nomination-mode");
+    bool ok = false;
+    if (spec != NULL && G_IS_PARAM_SPEC_ENUM(spec)) {
+        /* nomination-mode is construct-only and GstWebRTCNice (1.22) makes its agent itself with
+         * regular nomination, so g_object_set refuses it: the class's own setter writes the mode.
+         * libnice reads it each time it sends a check, so set before any check it holds for all. */
+        GObjectClass *owner = g_type_class_peek(spec->owner_type);
+        if (owner != NULL && owner->set_property != NULL) {
+            GValue value = G_VALUE_INIT;
+            g_value_init(&value, spec->value_type);
+            g_value_set_enum(&value, NICE_NOMINATION_MODE_AGGRESSIVE);
+            owner->set_property(G_OBJECT(agent), spec->param_id, &value, spec);
+            g_value_unset(&value);
+        }
+        ok = cgw_webrtc_nominates_aggressively(webrtc);
+    }
+    g_object_unref(agent);
+    return ok;
+}
+
+bool cgw_webrtc_nominates_aggressively(CgwElement *webrtc) {
+    NiceAgent *agent = nice_agent_of(webrtc);
+    if (agent == NULL) return false;
+    NiceNominationMode mode = NICE_NOMINATION_MODE_REGULAR;
+    if (cgw_find_property(agent, "nomination-mode") != NULL) g_object_get(agent, "nomination-mode", &mode, NULL);
+    g_object_unref(agent);
+    return mode == NICE_NOMINATION_MODE_AGGRESSIVE;
+}
+
 bool cgw_webrtc_set_ice_protocols(CgwElement *webrtc, bool udp, bool tcp) {
     GObject *ice = NULL;
     if (cgw_find_property(webrtc, "ice-agent") == NULL) return false;
@@ -316,16 +348,21 @@ int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms) {
     return changed;
 }
 
+/* The signal's data: the packet count shifted left by one, and whether to start after the events. */
 static void on_new_jitterbuffer(GstElement *rtpbin, GstElement *jitterbuffer, guint session, guint ssrc, gpointer data) {
     (void)rtpbin;
     (void)session;
     (void)ssrc;
+    guint packed = GPOINTER_TO_UINT(data);
     if (cgw_find_property(jitterbuffer, "faststart-min-packets") != NULL) {
-        g_object_set(jitterbuffer, "faststart-min-packets", GPOINTER_TO_UINT(data), NULL);
+        g_object_set(jitterbuffer, "faststart-min-packets", packed >> 1, NULL);
+        /* Without it the fast start is missed whenever a whole first frame arrives before the
+         * buffer's thread has pushed its start events (cgw_jitterbuffer_start.c). */
+        if (packed & 1) (void)cgw_jitterbuffer_start_after_queued_events((CgwElement *)jitterbuffer);
     }
 }
 
-bool cgw_webrtc_set_jitterbuffer_fast_start(CgwElement *webrtc, unsigned packets) {
+bool cgw_webrtc_set_jitterbuffer_fast_start(CgwElement *webrtc, unsigned packets, bool after_queued_events) {
     /* webrtcbin's rtpbin has loaded the rtpmanager plugin, so the type is registered. */
     GType type = g_type_from_name("GstRtpJitterBuffer");
     if (type == 0) return false;
@@ -335,7 +372,8 @@ bool cgw_webrtc_set_jitterbuffer_fast_start(CgwElement *webrtc, unsigned packets
     if (!has) return false;
     GstElement *rtpbin = cgw_bin_get_child(webrtc, "rtpbin");
     if (rtpbin == NULL) return false;
-    g_signal_connect(rtpbin, "new-jitterbuffer", G_CALLBACK(on_new_jitterbuffer), GUINT_TO_POINTER(packets));
+    guint packed = (MIN(packets, G_MAXUINT >> 1) << 1) | (after_queued_events ? 1u : 0u);
+    g_signal_connect(rtpbin, "new-jitterbuffer", G_CALLBACK(on_new_jitterbuffer), GUINT_TO_POINTER(packed));
     gst_object_unref(rtpbin);
     return true;
 }

@@ -120,6 +120,12 @@ public struct LinkOptions: Sendable, Hashable {
     /// 0: wait the whole latency, GStreamer's default. A 720p key frame is tens of packets, so 2
     /// starts the picture as soon as it arrives.
     public var jitterBufferFastStartPackets: Int
+    /// Each jitter buffer lets its first packet in only once the stream's start events queued ahead
+    /// of it have left (at most its latency, once): GStreamer 1.22 checks the fast start above only
+    /// as packets arrive with a packet at the head of its queue, so a whole first frame that arrives
+    /// before the buffer's thread has pushed those events otherwise waits the whole latency
+    /// (docs/webrtc.md, "First frame, fifth pass"). Only with `jitterBufferFastStartPackets` > 0.
+    public var jitterBufferStartsAfterQueuedEvents: Bool
     /// Each RTP session sends RTCP at least this often (ms), so that a receive-only peer is never
     /// silent for as long as `silenceTimeout`.
     public var rtcpIntervalMs: Int
@@ -139,12 +145,22 @@ public struct LinkOptions: Sendable, Hashable {
     /// link never connects.
     public var relayOnly: Bool
 
+    /// ICE nomination when this side controls (the offerer): aggressive puts USE-CANDIDATE in every
+    /// check (RFC 5245 8.1.1.2), so the first pair that answers is selected, one pacing tick after
+    /// the remote candidates; regular (false, webrtcbin's own) checks first and nominates a valid
+    /// pair on a later tick: three ticks. The app simulator's links use aggressive (docs/webrtc.md,
+    /// "First frame, fifth pass"); an answerer is controlled and ignores it.
+    public var aggressiveNomination: Bool
+
     public init(
         iceServers: [ICEServer] = [], localAddresses: [String]? = nil, silenceTimeout: Duration = .seconds(5),
         jitterBufferMs: Int = 100, rtcpIntervalMs: Int = 1000, tcpCandidates: Bool = false, icePacingMs: Int = 5,
-        relayOnly: Bool = false, jitterBufferFastStartPackets: Int = 2
+        relayOnly: Bool = false, jitterBufferFastStartPackets: Int = 2, aggressiveNomination: Bool = false,
+        jitterBufferStartsAfterQueuedEvents: Bool = true
     ) {
+        self.jitterBufferStartsAfterQueuedEvents = jitterBufferStartsAfterQueuedEvents
         self.relayOnly = relayOnly
+        self.aggressiveNomination = aggressiveNomination
         self.jitterBufferFastStartPackets = jitterBufferFastStartPackets
         self.icePacingMs = icePacingMs
         self.iceServers = iceServers

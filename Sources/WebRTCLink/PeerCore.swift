@@ -250,6 +250,9 @@ final class PeerCore: Sendable {
         guard cgw_webrtc_tune_ice_agent(webrtc, UInt32(clamping: max(1, options.icePacingMs)), false) else {
             throw .pipeline("webrtcbin's ICE agent has no stun-pacing-timer/upnp properties (not libnice?)")
         }
+        if options.aggressiveNomination, !cgw_webrtc_nominate_aggressively(webrtc) {
+            throw .pipeline("webrtcbin's libnice agent did not take aggressive nomination")
+        }
         let addresses = options.localAddresses ?? GStreamerRuntime.localInterfaceAddresses()
         for address in addresses where !address.isEmpty {
             guard cgw_webrtc_add_local_address(webrtc, address) else {
@@ -265,7 +268,8 @@ final class PeerCore: Sendable {
         if options.jitterBufferFastStartPackets > 0 {
             // Without it the first frame waits the whole jitter buffer latency (GStreamer < 1.18
             // has no such property: the link then works as before).
-            _ = cgw_webrtc_set_jitterbuffer_fast_start(webrtc, UInt32(clamping: options.jitterBufferFastStartPackets))
+            _ = cgw_webrtc_set_jitterbuffer_fast_start(webrtc, UInt32(clamping: options.jitterBufferFastStartPackets),
+                                                       options.jitterBufferStartsAfterQueuedEvents)
         }
         try applyICEServers(options.iceServers, relayOnly: options.relayOnly, webrtc: webrtc)
     }

@@ -143,14 +143,31 @@ bool cgw_webrtc_set_ice_protocols(CgwElement *webrtc, bool udp, bool tcp);
  * UPnP IGD port mapping (libnice's upnp, on by default: a discovery thread per agent, and SSDP
  * multicast on the LAN at every gathering). False: no libnice agent, or it lacks the properties. */
 bool cgw_webrtc_tune_ice_agent(CgwElement *webrtc, unsigned pacing_ms, bool upnp);
+/* Makes webrtcbin's libnice agent nominate aggressively (RFC 5245 8.1.1.2: the controlling agent
+ * puts USE-CANDIDATE in every check, so the first pair that answers is selected: one pacing tick
+ * instead of three under regular nomination, which GStreamer 1.22 sets when it makes the agent).
+ * Only the controlling agent (the offerer) nominates. Call before negotiation. True when the
+ * agent now reads aggressive; false: no libnice agent, or it did not take. */
+bool cgw_webrtc_nominate_aggressively(CgwElement *webrtc);
+/* Whether webrtcbin's libnice agent nominates aggressively (false: regular, or no libnice agent). */
+bool cgw_webrtc_nominates_aggressively(CgwElement *webrtc);
 /* Sets the RTCP minimum interval of every RTP session of the webrtcbin (so that a receive-only peer
  * still reports at least this often); returns the number of sessions changed. */
 int cgw_webrtc_set_rtcp_interval(CgwElement *webrtc, unsigned interval_ms);
 /* Every RTP jitter buffer webrtcbin makes from now on starts pushing once `packets` consecutive
  * packets arrived (rtpjitterbuffer's faststart-min-packets) instead of holding its first packet
- * for the whole latency. Call before negotiation. False: no rtpbin, or this GStreamer's
- * rtpjitterbuffer lacks the property (then nothing changes). */
-bool cgw_webrtc_set_jitterbuffer_fast_start(CgwElement *webrtc, unsigned packets);
+ * for the whole latency; with `after_queued_events`, each also gets
+ * cgw_jitterbuffer_start_after_queued_events (below), without which that fast start is missed when
+ * a whole first frame arrives at once. Call before negotiation. False: no rtpbin, or this
+ * GStreamer's rtpjitterbuffer lacks the property (then nothing changes). */
+bool cgw_webrtc_set_jitterbuffer_fast_start(CgwElement *webrtc, unsigned packets, bool after_queued_events);
+/* Lets an rtpjitterbuffer's first packet in only once the serialized events queued ahead of it
+ * (stream-start, caps, segment) have left its source pad, waiting at most its latency, once. In
+ * GStreamer 1.22 its fast start is checked only as packets arrive and only with a packet at the head
+ * of its queue, so a whole first frame that arrives before its thread has pushed those events waits
+ * for the latency instead (docs/webrtc.md, "First frame, fifth pass"). False: not an element with
+ * static sink and src pads (nothing done). */
+bool cgw_jitterbuffer_start_after_queued_events(CgwElement *jitterbuffer);
 /* GstWebRTCICETransportPolicy (webrtcbin's ice-transport-policy): RELAY makes the libnice agent
  * use relayed (TURN) local candidates only. Values checked against GStreamer's in cgw_negotiation.c. */
 enum { CGW_ICE_TRANSPORT_POLICY_ALL = 0, CGW_ICE_TRANSPORT_POLICY_RELAY = 1 };
