@@ -12,7 +12,7 @@ import TestSupport
 /// segment events queued ahead of it, the first packet waits for the whole latency.
 /// `cgw_jitterbuffer_start_after_queued_events` lets the first packet in only once those events
 /// have left.
-@Suite("Jitter buffer start")
+@Suite("Jitter buffer start", .serialized)
 struct JitterBufferStartTests {
     /// Ten RTP packets of one H.264 frame (payload type 96, consecutive sequence numbers, one
     /// timestamp, the marker on the last), each `size` bytes.
@@ -93,20 +93,30 @@ struct JitterBufferStartTests {
 
     @Test("a whole first frame that arrives before the buffer's thread ran is pushed once its events are out, not at the latency")
     func firstFrameIsNotHeldForTheLatency() throws {
-        // Held 200 ms, latency 1,500 ms: with the fix the first packet leaves right after the hold;
-        // without it, at the latency.
-        let result = try Self.firstPacketMs(startAfterEvents: true, holdMs: 200, latencyMs: 1500)
-        #expect(result.ms < 1000, "first packet out \(result.ms) ms after play (the latency is 1,500 ms)")
-        #expect(result.ms >= 190, "the hold of the stream-start event was not in effect (\(result.ms) ms)")
-        #expect(result.packets == 10)
+        // Held 300 ms, latency 1,500 ms: with the fix the first packet leaves right after the hold;
+        // without it, at the latency when the race happens (not every time: six tries, see below).
+        for _ in 0..<Self.tries {
+            let result = try Self.firstPacketMs(startAfterEvents: true, holdMs: 300, latencyMs: 1500)
+            #expect(result.ms < 1000, "first packet out \(result.ms) ms after play (the latency is 1,500 ms)")
+            #expect(result.ms >= 290, "the hold of the stream-start event was not in effect (\(result.ms) ms)")
+            #expect(result.packets == 10)
+        }
     }
+
+    /// The race does not happen every time (in a parallel test run, 1 of 3 single tries showed no
+    /// race), so each side tries six times: the fix must hold in all, the race show in at least one.
+    static let tries = 6
 
     /// What the test above would see without the fix (GStreamer 1.22). Should a newer GStreamer
     /// re-check its fast start once its events are out, this fails, and the fix can go.
-    @Test("the race it fixes: without it the first packet waits for the latency")
+    @Test("the race it fixes: without it the first packet waits for the latency (in at least one of six tries)")
     func withoutItTheFirstPacketWaitsForTheLatency() throws {
-        let result = try Self.firstPacketMs(startAfterEvents: false, holdMs: 200, latencyMs: 1500)
-        #expect(result.ms >= 1400, "first packet out \(result.ms) ms after play: the race did not happen")
-        #expect(result.packets == 10)
+        var slowest = 0.0
+        for _ in 0..<Self.tries where slowest < 1400 {
+            let result = try Self.firstPacketMs(startAfterEvents: false, holdMs: 300, latencyMs: 1500)
+            #expect(result.packets == 10)
+            slowest = max(slowest, result.ms)
+        }
+        #expect(slowest >= 1400, "first packet out at most \(slowest) ms after play in \(Self.tries) tries: the race did not happen")
     }
 }
