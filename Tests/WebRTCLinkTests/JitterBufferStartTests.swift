@@ -103,8 +103,9 @@ struct JitterBufferStartTests {
         }
     }
 
-    /// The race does not happen every time (in a parallel test run, 1 of 3 single tries showed no
-    /// race), so each side tries six times: the fix must hold in all, the race show in at least one.
+    /// The race does not happen every time (in the parallel run of the whole suite one try saw no
+    /// race; alone, with a 1,000 ms hold, 2 of 3 tries showed none), so each side tries six times:
+    /// the fix must hold in all, the race show in at least one.
     static let tries = 6
 
     /// What the test above would see without the fix (GStreamer 1.22). Should a newer GStreamer
