@@ -74,14 +74,33 @@ public protocol AppLinkFactory: Sendable {
     func makeLink(_ request: AppLinkRequest) -> any AppMediaLink
 }
 
+/// How the real app links receive and nominate. The defaults are what the app simulator does;
+/// `bench media`'s hidden `--app-regular-nomination` and `--app-jitterbuffer-race` turn each off to
+/// compare with the links as they were (docs/webrtc.md, "First frame, fifth pass").
+public struct AppLinkTuning: Sendable, Hashable {
+    /// Aggressive ICE nomination (the app offers, so it controls ICE); false: webrtcbin's regular
+    /// nomination, about two pacing ticks slower to connect.
+    public var aggressiveNomination: Bool
+    /// The jitter buffers let the first packet in only once their start events have left; false:
+    /// GStreamer 1.22's fast-start race is left in (a first frame can wait the whole latency).
+    public var jitterBufferStartsAfterQueuedEvents: Bool
+
+    public init(aggressiveNomination: Bool = true, jitterBufferStartsAfterQueuedEvents: Bool = true) {
+        self.aggressiveNomination = aggressiveNomination
+        self.jitterBufferStartsAfterQueuedEvents = jitterBufferStartsAfterQueuedEvents
+    }
+}
+
 /// The real app links: webrtcbin offerers that decode and measure the device's video.
 public struct GStreamerAppLinks: AppLinkFactory {
-    public init() {}
+    public let tuning: AppLinkTuning
+
+    public init(tuning: AppLinkTuning = AppLinkTuning()) { self.tuning = tuning }
 
     public func makeLink(_ request: AppLinkRequest) -> any AppMediaLink {
         AppVideoLink(sessionId: request.sessionId, devId: request.devId, sendsVideo: request.sendVideo,
                      answeredAt: request.answeredAt, saveFramesTo: request.saveFramesTo, decodes: request.decodes,
-                     hevc: request.hevc, ice: request.ice)
+                     hevc: request.hevc, ice: request.ice, tuning: tuning)
     }
 }
 

@@ -207,11 +207,16 @@ public actor AppUser {
         pendingProbes.removeValue(forKey: reqId)?.resume(returning: answer)
     }
 
-    /// `startCall`: calls a device; returns the session id. Throws `onCalling` (-2520) when a call is on.
+    /// A new session id of this user's, for `startCall(sessionId:)` (PROTOCOL.md 3: the caller
+    /// chooses it): a link can be prepared for the call before it goes out.
+    public func newCallSessionId() -> String { makeSessionId(devId: userId, using: &random) }
+
+    /// `startCall`: calls a device; returns the session id (`sessionId`, else a new one). Throws
+    /// `onCalling` (-2520) when a call is on.
     @discardableResult
     public func startCall(devId: String, timeoutSeconds: Int64 = 30, callType: CallType = .oneToOne,
-                          extra: CallExtra = CallExtra()) throws(CallActionError) -> String {
-        let sessionId = makeSessionId(devId: userId, using: &random)
+                          extra: CallExtra = CallExtra(), sessionId chosen: String? = nil) throws(CallActionError) -> String {
+        let sessionId = chosen ?? makeSessionId(devId: userId, using: &random)
         let start = StartCall(targetId: devId, sessionId: sessionId, timeoutSeconds: timeoutSeconds,
                               callType: callType, extra: extra)
         run(try host.perform(.startCall(start), fire: timerFire))

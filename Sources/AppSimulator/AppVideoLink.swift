@@ -29,8 +29,17 @@ final class AppVideoLink: Sendable {
     /// The servers the offer's `token` names and this link's own ICE uses (PROTOCOL.md 4, 9.4).
     let ice: AppICEConfiguration
 
+    /// The options its offerer was made with.
+    let options: LinkOptions
+    /// The tuning those options carry (`bench media`'s A/B switches).
+    var tuning: AppLinkTuning {
+        AppLinkTuning(aggressiveNomination: options.aggressiveNomination,
+                      jitterBufferStartsAfterQueuedEvents: options.jitterBufferStartsAfterQueuedEvents)
+    }
+
     init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?,
-         decodes: Bool = true, hevc wantsHEVC: Bool = false, ice: AppICEConfiguration = AppICEConfiguration()) {
+         decodes: Bool = true, hevc wantsHEVC: Bool = false, ice: AppICEConfiguration = AppICEConfiguration(),
+         tuning: AppLinkTuning = AppLinkTuning()) {
         self.sessionId = sessionId
         self.devId = devId
         self.ice = ice
@@ -86,14 +95,14 @@ final class AppVideoLink: Sendable {
                                  sendsAudio: sendsVideo != nil)
         // Aggressive ICE nomination: the app controls ICE (it offers), and with webrtcbin's regular
         // nomination the first valid pair is nominated two pacing ticks after it answered (10 ms of
-        // the 17 from the device's candidates to ICE connected on loopback).
-        // IPCEMU_APP_REGULAR_NOMINATION=1 and IPCEMU_APP_JITTERBUFFER_RACE=1 give the app's links
-        // back webrtcbin's regular nomination and the jitter buffer's start race, to compare
-        // (docs/webrtc.md, "First frame, fifth pass").
-        let environment = ProcessInfo.processInfo.environment
+        // the 17 from the device's candidates to ICE connected on loopback). `tuning` can give the
+        // links back webrtcbin's regular nomination and the jitter buffer's start race, to compare
+        // (`bench media --app-regular-nomination --app-jitterbuffer-race`; docs/webrtc.md, "First
+        // frame, fifth pass").
         let options = LinkOptions(iceServers: ice.linkServers, jitterBufferMs: 10, relayOnly: ice.relayOnly,
-                                  aggressiveNomination: environment["IPCEMU_APP_REGULAR_NOMINATION"] != "1",
-                                  jitterBufferStartsAfterQueuedEvents: environment["IPCEMU_APP_JITTERBUFFER_RACE"] != "1")
+                                  aggressiveNomination: tuning.aggressiveNomination,
+                                  jitterBufferStartsAfterQueuedEvents: tuning.jitterBufferStartsAfterQueuedEvents)
+        self.options = options
         let offerer = WebRTCOfferer(configuration: configuration, options: options, events: events)
         self.offerer = offerer
         // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen

@@ -27,6 +27,8 @@ struct FleetVideoBench {
     var stepSeconds: Double
     /// The nice value the bench's own threads (the app side) take once the fleet runs (0: none).
     var appNice: Int32 = 10
+    /// The app users' links (`bench media`'s A/B switches).
+    var appLinks = GStreamerAppLinks()
 
     struct Call {
         var app: AppUser
@@ -80,7 +82,7 @@ struct FleetVideoBench {
             let p = try plan.profile(at: position)
             let userId = "bench-user-\(position)"
             let app = try AppUser(userId: userId, connection: broker.clientOptions(clientID: userId), eventLoop: loop,
-                                  log: EventLog(minimumLevel: .error))
+                                  log: EventLog(minimumLevel: .error), links: appLinks)
             try await app.start(timeout: .seconds(20))
             let t = p.resolvedTopics
             try await app.add(DeviceAddress(devId: p.identity.devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta,

@@ -40,6 +40,22 @@ extension BenchCommand {
         var fleet: Int?
         @Option(help: "With --fleet: the nice value this process's threads (the app side: every receiving link) take once the fleet runs, so that they do not starve the fleet's few threads on the same cores (0: leave them at the fleet's).")
         var appNice: Int32 = 10
+        // A/B switches for comparisons (docs/webrtc.md, "First frame, fifth pass"): the app's links
+        // as they were before it.
+        @Flag(help: ArgumentHelp("The app's links use webrtcbin's regular ICE nomination instead of aggressive nomination (to compare).",
+                                 visibility: .hidden))
+        var appRegularNomination = false
+        @Flag(help: ArgumentHelp("The app's jitter buffers keep GStreamer 1.22's fast-start race (to compare).", visibility: .hidden))
+        var appJitterbufferRace = false
+        @Flag(help: ArgumentHelp("The app starts preparing each call's link only once the call went out, as before (to compare): with the device answering at once its link is still being built at the answer.",
+                                 visibility: .hidden))
+        var appLinkAfterCall = false
+
+        /// The app's links as the switches above ask.
+        var appLinks: GStreamerAppLinks {
+            GStreamerAppLinks(tuning: AppLinkTuning(aggressiveNomination: !appRegularNomination,
+                                                    jitterBufferStartsAfterQueuedEvents: !appJitterbufferRace))
+        }
 
         func validate() throws {
             if let concurrent, concurrent < 1 { throw ValidationError("--concurrent must be at least 1") }
@@ -58,7 +74,7 @@ extension BenchCommand {
             if let fleet {
                 let bench = FleetVideoBench(devices: fleet, decodedSample: min(decodeSample, fleet), profilePath: profile,
                                             stream: stream.streamType, seconds: seconds, stepSeconds: stepSeconds,
-                                            appNice: appNice)
+                                            appNice: appNice, appLinks: appLinks)
                 if try await !bench.run() { throw ExitCode(1) }
                 return
             }
@@ -80,7 +96,7 @@ extension BenchCommand {
             // The app's own GStreamer start-up is not the device's first call: load it now.
             GStreamerRuntime.preloadPlugins()
             let app = try AppUser(userId: "bench-user", connection: broker.clientOptions(clientID: "bench-user"),
-                                  log: EventLog(minimumLevel: .error))
+                                  log: EventLog(minimumLevel: .error), links: appLinks)
             try await app.start()
             let t = p.topics(for: devId)
             try await app.add(DeviceAddress(devId: devId, inTopic: t.in, outTopic: t.out, metaTopic: t.meta,
@@ -114,10 +130,18 @@ extension BenchCommand {
             var steps = FirstFrameSteps()
             for i in 0..<(calls + warmup) {
                 var events = await app.events().makeAsyncIterator()
-                let ringing = try await app.startCall(devId: devId, timeoutSeconds: 15)
-                // As `app call --video` does: the app's link is built while the call rings, and
-                // only its offer goes out at the answer (a link not ready by then is used when it is).
-                try? await app.prepareVideo(sessionId: ringing, devId: devId)
+                // The app's link is built, and its offer made, before the call goes out: the device
+                // answers at once here, and a link prepared only while the call rings (as `app call
+                // --video` does, and a person's answer after seconds of ringing finds ready) was
+                // still being built at the answer (docs/webrtc.md, "First frame, sixth pass"). Only
+                // its offer goes out at the answer, as before.
+                let sessionId = await app.newCallSessionId()
+                if !appLinkAfterCall {
+                    try? await app.prepareVideo(sessionId: sessionId, devId: devId)
+                    _ = await waitUntil(.seconds(5)) { await app.preparedVideoTimeline(sessionId: sessionId)?.offerMade != nil }
+                }
+                let ringing = try await app.startCall(devId: devId, timeoutSeconds: 15, sessionId: sessionId)
+                if appLinkAfterCall { try? await app.prepareVideo(sessionId: ringing, devId: devId) }
                 var answered = false
                 while let e = await events.next() {
                     if case .received(let m, _) = e, m.event == .answer { answered = true; break }

@@ -11,7 +11,7 @@ extension EndToEnd {
     /// Issue 22: the app builds its P2P link while the call rings (`prepareVideo`), so that the
     /// answer leaves only the offer/answer exchange and the connection; a call that ends unanswered
     /// closes the prepared link and stops its pipeline.
-    @Suite("Prepared link (4)")
+    @Suite("Prepared link (5)")
     struct PreparedLink {
         static func manualSmallVideo(_ p: inout DeviceProfile) {
             VideoCall.smallVideo(&p)
@@ -49,6 +49,33 @@ extension EndToEnd {
                 let sent = try #require(steps.offerSent), connected = try #require(steps.connected)
                 #expect(offered <= answered && answered <= sent && sent <= connected, "\(steps)")
                 // The device took the offer (an offer before its answer would get disconnect 1).
+                #expect(await alice.disconnectReason(sessionId: sid) == nil)
+                #expect(await h.device.status.session?.mediaLink == .up)
+                try await alice.hangUp()
+                #expect(await VideoCall.until(.seconds(5)) { await h.device.mediaLinks.isEmpty })
+            }
+        }
+
+        @Test("a link prepared before the call goes out (its session id chosen first) is used at the answer and carries the video",
+              .timeLimit(.minutes(8)))
+        func linkPreparedBeforeTheCall() async throws {
+            try await withHarness(edit: Self.manualSmallVideo) { h in
+                let (alice, events) = try await h.app("user-alice")
+                let sid = await alice.newCallSessionId()
+                try await alice.prepareVideo(sessionId: sid, devId: h.devId)
+                #expect(await VideoCall.until(.seconds(20)) { await alice.preparedVideoTimeline(sessionId: sid)?.offerMade != nil })
+                #expect(try await alice.startCall(devId: h.devId, timeoutSeconds: 20, sessionId: sid) == sid)
+                let ring = await events.first { $0.receivedEvent(.ring) }
+                #expect(ring?.sessionId == sid, "the call went out with another session id: \(String(describing: ring))")
+                #expect(await alice.preparedVideoTimeline(sessionId: sid)?.offerSent == nil, "the offer went out before the answer")
+
+                try await h.device.answer()
+                #expect(await events.first { $0.receivedEvent(.answer) } != nil)
+                #expect(try await alice.openVideo() == sid)
+                #expect(await alice.preparedVideoCount == 0)
+                #expect(await VideoCall.until(.seconds(20)) { (await alice.videoStats(sessionId: sid)?.framesDecoded ?? 0) >= 10 })
+                let steps = try #require(await alice.videoLinkTimeline(sessionId: sid))
+                #expect(steps.preparedBeforeAnswer, "\(steps)")
                 #expect(await alice.disconnectReason(sessionId: sid) == nil)
                 #expect(await h.device.status.session?.mediaLink == .up)
                 try await alice.hangUp()
