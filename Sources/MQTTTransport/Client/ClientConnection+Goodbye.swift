@@ -10,9 +10,11 @@ import CMosquitto
 extension ClientConnection {
     /// Publishes `last` (if given; on the calling thread, as `publish` does) and stops wanting a
     /// connection. On a connected client with a QoS 1 or 2 message, DISCONNECT follows its PUBACK,
-    /// or comes `acknowledgement` after without it (the loop learns that deadline at the latest
-    /// at its next once-a-second pass); otherwise it is posted at once.
+    /// or comes `acknowledgement` after without it (the loop takes that deadline into its heap at
+    /// its next turn, within a second: `postLazily`, no wake-up per device); otherwise it is
+    /// posted at once.
     func beginGoodbye(_ last: MQTTMessage?, acknowledgement: Duration) {
+        var deadlineSet = false
         let posting = locked { (mosq) -> Bool in
             let acknowledged = lifecycle.attempt?.acknowledged ?? false
             lifecycle.unwant()
@@ -27,9 +29,14 @@ extension ClientConnection {
             }
             goodbyeMid = mid
             goodbyeDeadline = monotonicSeconds() + acknowledgement.clampedSeconds
+            deadlineSet = true
             return false
         }
-        if posting { worker.post { [self] in self.disconnectOnLoop() } }
+        if posting {
+            worker.post { [self] in self.disconnectOnLoop() }
+        } else if deadlineSet {
+            worker.postLazily { [self] in self.loopLocked { _ in } }
+        }
     }
 
     /// Waits until the socket is closed (at once when there is none): true, or false after

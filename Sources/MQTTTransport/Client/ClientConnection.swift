@@ -64,10 +64,10 @@ final class ClientConnection: @unchecked Sendable {
     /// The deadline the worker's heap holds for this client (loop thread only).
     var scheduledDeadline: Double?
 
-    /// The client's next deadline: a connection attempt, a waiter's timeout or a goodbye's
-    /// PUBACK timeout (mutex held).
+    /// The client's next deadline: a connection attempt, a waiter's timeout, a goodbye's PUBACK
+    /// timeout, or the open socket's CONNACK timeout or keepalive check (mutex held).
     var nextDeadline: Double? {
-        Self.earlier(Self.earlier(waitDeadline, timerDeadline), goodbyeDeadline)
+        Self.earlier(Self.earlier(waitDeadline, timerDeadline), Self.earlier(goodbyeDeadline, lifecycle.socketDeadline))
     }
 
     private static func earlier(_ a: Double?, _ b: Double?) -> Double? {
@@ -386,7 +386,8 @@ final class ClientConnection: @unchecked Sendable {
                 scheduleRetry(after: failures)
                 return
             }
-            lifecycle = .connecting(ConnectionAttempt(startedAt: monotonicSeconds(), failures: failures))
+            let timeout = monotonicSeconds() + settings.options.connectTimeout
+            lifecycle = .connecting(ConnectionAttempt(deadline: timeout, failures: failures))
             let fd = mosquitto_socket(mosq)
             if fd >= 0 {
                 // Give up on an unanswered SYN after ~7 s rather than Linux's ~2 minutes.
@@ -415,7 +416,7 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     /// Reads until the socket would block (libmosquitto reads a bounded number of packets per call).
-    private func readAvailable(_ mosq: OpaquePointer) {
+    func readAvailable(_ mosq: OpaquePointer) {
         for _ in 0..<16 {
             errno = 0
             let rc = mosquitto_loop_read(mosq, 1)
@@ -437,35 +438,20 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    /// The client's deadline came: waiters past theirs time out, and a due retry starts.
+    /// The client's deadline came: waiters past theirs time out, the open socket's CONNACK timeout
+    /// or keepalive check runs, and a due retry starts.
     func timerFired() {
         let now = monotonicSeconds()
         var retry = false
-        loopLocked { _ in
+        loopLocked { mosq in
             expireWaiters(now: now)
             if let deadline = goodbyeDeadline, deadline <= now { goodbyeIsDue() }
+            if let deadline = lifecycle.socketDeadline, deadline <= now { socketTimerFired(mosq, now: now) }
             guard let deadline = timerDeadline, deadline <= now else { return }
             timerDeadline = nil
             if case .reconnectWait = lifecycle { retry = true }
         }
         if retry { startAttempt() }
-    }
-
-    func housekeeping(now: Double) {
-        loopLocked { mosq in
-            let fd = mosquitto_socket(mosq)
-            guard fd >= 0 else { return }
-            guard let attempt = lifecycle.attempt else { return }
-            if attempt.acknowledged {
-                _ = mosquitto_loop_misc(mosq)  // keepalive: PINGREQ, and the PINGRESP deadline
-            } else if now - attempt.startedAt > settings.options.connectTimeout {
-                let reason = "no CONNACK within \(settings.options.connectTimeout) s: \(settings.options.endpointDescription)"
-                lifecycle.updateAttempt { $0.closingReason = reason }
-                _ = shutdown(fd, Int32(SHUT_RDWR))
-                if mosquitto_want_write(mosq) { _ = mosquitto_loop_write(mosq, 1) }
-                if mosquitto_socket(mosq) >= 0 { readAvailable(mosq) }
-            }
-        }
     }
 
     /// `disconnect()` already left the connected phases (`stopping` or `idle`); if `connect()` came
@@ -569,9 +555,11 @@ final class ClientConnection: @unchecked Sendable {
         }
         counters.connects += 1
         if counters.connects > 1 { counters.reconnects += 1 }
+        let keepaliveCheck = firstKeepaliveCheck()
         lifecycle.updateAttempt {
             $0.acknowledged = true
             $0.failures = 0
+            $0.deadline = keepaliveCheck
         }
         guard let handle, case .connecting(let attempt) = lifecycle else {
             // `stopping`: disconnect() raced the CONNACK.

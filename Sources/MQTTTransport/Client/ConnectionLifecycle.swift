@@ -42,6 +42,14 @@ enum ConnectionLifecycle: Sendable {
         }
     }
 
+    /// The open socket's timer (`ConnectionAttempt.deadline`), while a socket is open.
+    var socketDeadline: Double? {
+        switch self {
+        case .connecting(let a), .connected(let a), .stopping(let a): a.deadline
+        case .idle, .reconnectWait, .closed: nil
+        }
+    }
+
     /// Attempts failed in a row (0 once connected).
     var failures: Int {
         switch self {
@@ -88,8 +96,10 @@ enum ConnectionLifecycle: Sendable {
 
 /// One socket's attempt, from `mosquitto_connect` to the disconnect callback.
 struct ConnectionAttempt: Sendable {
-    /// Monotonic seconds when the attempt started (for the CONNACK timeout).
-    let startedAt: Double
+    /// The socket's own timer, in monotonic seconds (nil: none): before the CONNACK the attempt's
+    /// timeout, after it the next keepalive check (ClientConnection+SocketTimer.swift). It is one of
+    /// the client's deadlines in its loop's heap, so no pass over every client is needed.
+    var deadline: Double?
     /// Attempts failed in a row before this one (0 once the broker accepts).
     var failures: Int
     /// The broker accepted (CONNACK 0) on this socket.
@@ -100,8 +110,9 @@ struct ConnectionAttempt: Sendable {
     /// close reports, over whatever libmosquitto says.
     var closingReason: String?
 
-    init(startedAt: Double, failures: Int) {
-        self.startedAt = startedAt
+    /// `deadline`: when the CONNACK is due.
+    init(deadline: Double, failures: Int) {
+        self.deadline = deadline
         self.failures = failures
     }
 }

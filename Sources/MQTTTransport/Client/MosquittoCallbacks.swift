@@ -62,3 +62,13 @@ func mqttSubscribeCallback(
     }
     connection(context)?.libraryDidSubscribe(mid: mid, grantedQoS: granted)
 }
+
+/// Set only around `mosquitto_loop_misc` (`ClientConnection.checkKeepalive`): libmosquitto logs
+/// "Client <id> sending PINGREQ" when it sends one, the only way it tells. Never set otherwise
+/// (libmosquitto formats every log line only while a log callback is set).
+func mqttKeepaliveLogCallback(
+    _ mosq: OpaquePointer?, _ context: UnsafeMutableRawPointer?, _ level: Int32, _ text: UnsafePointer<CChar>?
+) {
+    guard let text, strstr(text, "sending PINGREQ") != nil else { return }
+    connection(context)?.librarySentPing()
+}

@@ -22,13 +22,14 @@ final class EventLoopWorker: @unchecked Sendable {
     // Loop thread only.
     private var connectionsByFD: [Int32: ClientConnection] = [:]
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
-    /// Clients' timers (reconnect backoff, waits' timeouts), earliest first. Entries go stale when a client's
-    /// deadline changes; a popped entry counts only if it still matches (`DeadlineHeap`).
+    /// Clients' timers (reconnect backoff, waits' timeouts, CONNACK timeouts, keepalive checks),
+    /// earliest first. Entries go stale when a client's deadline changes; a popped entry counts only
+    /// if it still matches (`DeadlineHeap`). There is no pass over every client: each client's
+    /// timers are here (ClientConnection+SocketTimer.swift).
     private var deadlines = DeadlineHeap()
-    private var nextHousekeeping: Double = 0
 
-    /// Once a second every client gets `mosquitto_loop_misc` (keepalive) and its connect timeout.
-    private static let housekeepingInterval = 1.0
+    /// The longest epoll_wait without a deadline (seconds).
+    private static let idleWait = 1.0
 
     init(name: String) throws(MQTTError) {
         self.name = name
@@ -79,6 +80,16 @@ final class EventLoopWorker: @unchecked Sendable {
         return true
     }
 
+    /// `post` without waking the thread: `command` runs at the loop's next turn, within `idleWait`
+    /// at the latest (for a deadline set off the loop thread, e.g. a goodbye's, where a wake-up per
+    /// client would cost more than the second it may wait).
+    @discardableResult
+    func postLazily(_ command: @escaping @Sendable () -> Void) -> Bool {
+        guard lifecycle.snapshot == .running else { return false }
+        commands.withLock { $0.append(command) }
+        return true
+    }
+
     private func wake() {
         var one: UInt64 = 1
         _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
@@ -110,7 +121,6 @@ final class EventLoopWorker: @unchecked Sendable {
         let threadName = String(name.utf8.prefix(15)) ?? "mqtt-loop"
         _ = ipcemu_name_current_thread(threadName)
         var events = [epoll_event](repeating: epoll_event(), count: 256)
-        nextHousekeeping = monotonicSeconds() + Self.housekeepingInterval
         while lifecycle.snapshot == .running {
             let ready = epoll_wait(epollFD, &events, Int32(events.count), nextTimeoutMilliseconds())
             if ready < 0 && errno != EINTR {
@@ -130,11 +140,6 @@ final class EventLoopWorker: @unchecked Sendable {
             }
             runCommands()
             runDueTimers()
-            let now = monotonicSeconds()
-            if now >= nextHousekeeping {
-                nextHousekeeping = now + Self.housekeepingInterval
-                for connection in clients.values { connection.housekeeping(now: now) }
-            }
         }
         runCommands()
         for connection in clients.values { connection.closeOnLoop() }
@@ -154,9 +159,10 @@ final class EventLoopWorker: @unchecked Sendable {
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {
-        var next = nextHousekeeping
+        let now = monotonicSeconds()
+        var next = now + Self.idleWait
         if let earliest = deadlines.earliest, earliest < next { next = earliest }
-        let milliseconds = (next - monotonicSeconds()) * 1000
+        let milliseconds = (next - now) * 1000
         if milliseconds <= 0 { return 0 }
         return Int32(min(1000, milliseconds.rounded(.up)))
     }

@@ -15,8 +15,9 @@
 ///   what happened (a copied message, a state change); the handlers you installed run after the
 ///   mutex is released, on the thread that made the call: the loop thread for inbound messages and
 ///   state changes. Handlers must be short and must not block; hand work to an actor or queue.
-/// - Timers (reconnect backoff, connect timeout, keepalive via `mosquitto_loop_misc` once a second)
-///   live on the loop thread; epoll_wait's timeout is the next deadline.
+/// - Timers (reconnect backoff, waits' timeouts, connect timeout, keepalive checks via
+///   `mosquitto_loop_misc`) live on the loop thread, in one heap per thread; epoll_wait's timeout is
+///   the next deadline. No pass over every client.
 public final class MQTTEventLoop: Sendable {
     let workers: [EventLoopWorker]
     private let nextWorker = Locked(0)
