@@ -9,6 +9,11 @@ public final class SilentListener: @unchecked Sendable {
     private let fd: Int32
 
     public init() throws {
+        (fd, port) = try Self.makeListeningSocket()
+    }
+
+    /// A listening TCP socket on 127.0.0.1 at a port the kernel picks.
+    static func makeListeningSocket() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SilentListenerError(step: "socket", code: errno) }
         var address = sockaddr_in()
@@ -26,8 +31,7 @@ public final class SilentListener: @unchecked Sendable {
             close(fd)
             throw SilentListenerError(step: "bind/listen", code: code)
         }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     deinit { close(fd) }
