@@ -7,21 +7,15 @@
 # target builds through pkg-config. Only committed work is checked (the clone is of HEAD).
 #
 # IPCEMU_CONSUMER_SCRATCH: build folder (default: a machine-wide cache outside the repository,
-# /var/cache/ipcemu-consumer/build, or ~/.cache/ipcemu-consumer/build when that is not writable;
-# kept between runs, CI's fresh clones included, so the other packages' checkouts and builds are
-# not redone each time; ipcemu itself is always built anew: the clone's folder is new each run).
+# /var/cache/ipcemu-consumer/build, or ~/.cache/ipcemu-consumer/build when that is not writable,
+# scripts/lib/machine-cache.sh; set but not writable: an error; kept between runs, CI's fresh
+# clones included, so the other packages' checkouts and builds are not redone each time; ipcemu
+# itself is always built anew: the clone's folder is new each run).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 version="0.1.0"
-if [ -z "${IPCEMU_CONSUMER_SCRATCH:-}" ]; then
-  cache=/var/cache/ipcemu-consumer
-  if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-    cache="${XDG_CACHE_HOME:-$HOME/.cache}/ipcemu-consumer"
-    mkdir -p "$cache"
-  fi
-fi
-scratch="${IPCEMU_CONSUMER_SCRATCH:-$cache/build}"
-mkdir -p "$scratch"
+source "$root/scripts/lib/machine-cache.sh"
+scratch="$(machine_cache ipcemu-consumer/build IPCEMU_CONSUMER_SCRATCH)" || exit 1
 # One check at a time per build folder (two CI runs may start together).
 exec 9>"$scratch/.check-consumer.lock"
 command -v flock >/dev/null && flock 9

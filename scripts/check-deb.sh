@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves the Debian package on a machine without Swift (issue 22): a fresh Debian 12 root made with
-# debootstrap (cached outside git, in $IPCEMU_DEBOOTSTRAP_CACHE, default /var/cache/ipcemu-debootstrap,
-# with apt's downloaded packages), in which
+# debootstrap (cached outside git, in $IPCEMU_DEBOOTSTRAP_CACHE, default /var/cache/ipcemu-debootstrap
+# (scripts/lib/machine-cache.sh), with apt's downloaded packages), in which
 #   1. `apt-get install ./ipcemu_*.deb mosquitto` resolves every dependency (mosquitto is only
 #      recommended: the check runs the private broker, so it asks for it),
 #   2. `ldd /usr/bin/ipcemu` finds every library and no Swift library (the runtime is linked in),
@@ -26,7 +26,8 @@ fi
 [ -x "$app" ] || { echo "check-deb: no host ipcemu to call with (swift build first)" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "check-deb: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
 
-cache="${IPCEMU_DEBOOTSTRAP_CACHE:-/var/cache/ipcemu-debootstrap}"
+source scripts/lib/machine-cache.sh
+cache="$(machine_cache ipcemu-debootstrap IPCEMU_DEBOOTSTRAP_CACHE)" || exit 1
 base="$cache/bookworm"
 mirror="${IPCEMU_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 security="${IPCEMU_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}"

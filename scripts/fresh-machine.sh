@@ -9,7 +9,8 @@
 # Usage: scripts/fresh-machine.sh   (root; run scripts/check-deb.sh once first for the base root)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-base="${IPCEMU_DEBOOTSTRAP_CACHE:-/var/cache/ipcemu-debootstrap}/bookworm"
+source "$repo/scripts/lib/machine-cache.sh"
+base="$(machine_cache ipcemu-debootstrap IPCEMU_DEBOOTSTRAP_CACHE)/bookworm" || exit 1
 [ -f "$base/.ipcemu-complete" ] || { echo "fresh-machine: no Debian base root (run scripts/check-deb.sh once)" >&2; exit 1; }
 work="$(mktemp -d /var/tmp/ipcemu-fresh.XXXXXX)"
 root="$work/root"

@@ -7,7 +7,8 @@
 # so a build of ipcemu never compiles the generator (OpenAPIKit and its dependencies).
 #   IPCEMU_OPENAPI_CACHE=/some/dir   where the generator's package and build live (default
 #                                    /var/cache/ipcemu-openapi, or ~/.cache/ipcemu-openapi when
-#                                    that is not writable); one folder per generator version
+#                                    that is not writable; scripts/lib/machine-cache.sh); one folder
+#                                    per generator version. Set but not writable: an error.
 # Usage: scripts/generate-openapi.sh          regenerate after changing openapi.yaml or the config
 #        scripts/generate-openapi.sh --check  fail (exit 1) if the committed code is not what the
 #                                             generator makes now (CI: scripts/test.sh)
@@ -17,10 +18,8 @@ cd "$root"
 GENERATOR_VERSION=1.14.3
 spec=Sources/ControlAPISpec
 committed="$spec/Generated"
-cache="${IPCEMU_OPENAPI_CACHE:-/var/cache/ipcemu-openapi}"
-if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-  cache="${XDG_CACHE_HOME:-$HOME/.cache}/ipcemu-openapi"
-fi
+source scripts/lib/machine-cache.sh
+cache="$(machine_cache ipcemu-openapi IPCEMU_OPENAPI_CACHE)" || exit 1
 tool="$cache/tool-$GENERATOR_VERSION"
 mkdir -p "$tool/Sources/placeholder"
 # A package of its own whose only job is to build the generator's CLI at the pinned version.

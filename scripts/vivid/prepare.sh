@@ -5,16 +5,14 @@
 #
 #   scripts/vivid/prepare.sh            # prints the cache directory on its last line
 #   IPCEMU_VIVID_CACHE=/some/dir  ...   # where to keep it (default /var/cache/ipcemu-vivid,
-#                                       # or ~/.cache/ipcemu-vivid when that is not writable)
+#                                       # or ~/.cache/ipcemu-vivid when that is not writable;
+#                                       # scripts/lib/machine-cache.sh; set but not writable: an error)
 #   IPCEMU_VIVID_KERNEL=linux-image-6.1.0-47-amd64  # a specific kernel package
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-cache="${IPCEMU_VIVID_CACHE:-/var/cache/ipcemu-vivid}"
-if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-  cache="${XDG_CACHE_HOME:-$HOME/.cache}/ipcemu-vivid"
-  mkdir -p "$cache"
-fi
+source "$here/../lib/machine-cache.sh"
+cache="$(machine_cache ipcemu-vivid IPCEMU_VIVID_CACHE)" || exit 2
 
 # One preparer at a time (two test runs may start together).
 exec 9>"$cache/.lock"
