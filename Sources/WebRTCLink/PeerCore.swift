@@ -107,7 +107,8 @@ final class PeerCore: Sendable {
 
     /// Builds the pipeline, applies transceiver settings, plays, and starts negotiating.
     /// With `pushedVideoCaps`, access units are pushed (`pushVideoBuffer`) straight into the sink
-    /// pad of the element named "videoencoded", on the pushing thread, with these caps. With
+    /// pad of the payloader (`PipelineDescriptions.pushedVideoElement`), on the pushing thread,
+    /// with these caps. With
     /// `sendsSharedTone`, the process's `SharedAudioTone` is pushed into "audiopay".
     func start(
         description: String, transceivers: [TransceiverSetup], frameRate: Int?, pushedVideoCaps: String? = nil,
@@ -137,7 +138,7 @@ final class PeerCore: Sendable {
         let videoIn = cgw_bin_get_child(pipeline, "videoin")
         var videoPad: OpaquePointer?
         if let pushedVideoCaps {
-            videoPad = cgw_pusher_attach(pipeline, "videoencoded", pushedVideoCaps, &error)
+            videoPad = cgw_pusher_attach(pipeline, PipelineDescriptions.pushedVideoElement, pushedVideoCaps, &error)
             if videoPad == nil {
                 if let videoIn { cgw_element_unref(videoIn) }
                 cgw_element_unref(webrtc)
@@ -188,7 +189,11 @@ final class PeerCore: Sendable {
         connectSignals(pipeline: pipeline, webrtc: webrtc)
         try prebuildVideoReceiveBranch(pipeline: pipeline)
 
-        if let encoded = cgw_bin_get_child(pipeline, "videoencoded") {
+        // Frames sent: counted where the link's access units leave their maker (its encoder, or
+        // the pushed pad that a shared encoder's units enter by).
+        if let videoPad {
+            _ = cgw_pad_count_buffers(videoPad, onEncodedVideo, CoreReference.retained(self), releaseCoreReference)
+        } else if let encoded = cgw_bin_get_child(pipeline, "videoencoded") {
             if let pad = cgw_element_get_static_pad(encoded, "src") {
                 _ = cgw_pad_count_buffers(pad, onEncodedVideo, CoreReference.retained(self), releaseCoreReference)
                 cgw_pad_unref(pad)

@@ -1,7 +1,8 @@
 // gst-launch descriptions of the send and receive branches, one function per branch.
 // The element named "webrtc" is the webrtcbin; "videoin" is the appsrc the caller feeds;
 // "videoencoded" is the last element before the video payloader (its src pad is probed to count
-// frames and key frames sent).
+// frames and key frames sent); a link fed pushed access units has none: its units enter the
+// payloader ("videopay") by a pad of ours, which is probed instead.
 
 enum PipelineDescriptions {
     static func webrtcbin(options: LinkOptions) -> String {
@@ -63,16 +64,18 @@ enum PipelineDescriptions {
                 + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
                 + " ! \(encode)"
         case .h264AccessUnits:
-            // No width/height in the caps: h264parse reads them from each SPS, so the stream may
+            // No appsrc and no parser: the caller pushes access units that the shared encoder's
+            // one h264parse already made (SPS/PPS before every IDR, key frames flagged) straight
+            // into the payloader's sink pad, on its own thread (`pushedAccessUnitCaps`,
+            // `cgw_pusher_attach`). A parser per link parsed every unit once more per link.
+            // No width/height in the caps: the payloader does not need them, so the stream may
             // change size at a key frame (PROTOCOL.md 4 `resolution`).
-            // No appsrc: the caller pushes into the parser's sink pad on its own thread
-            // (`pushedAccessUnitCaps`, `cgw_pusher_attach`).
-            source = "h264parse name=videoencoded config-interval=-1"
+            return videoPayloader(payloadType: payloadType, name: pushedVideoElement) + " ! webrtc."
         }
         return source + " ! " + videoPayloader(payloadType: payloadType) + " ! webrtc."
     }
 
-    /// Caps of the access units pushed into "videoencoded" (`.h264AccessUnits`).
+    /// Caps of the access units pushed into the payloader (`.h264AccessUnits`).
     static func pushedAccessUnitCaps(fps: Int) -> String {
         "video/x-h264,stream-format=byte-stream,alignment=au,framerate=\(max(1, fps))/1"
     }
@@ -119,8 +122,11 @@ enum PipelineDescriptions {
             + " ! appsink name=encoded sync=false async=false max-buffers=8 drop=false"
     }
 
-    static func videoPayloader(payloadType: Int) -> String {
-        "rtph264pay config-interval=-1 aggregate-mode=zero-latency pt=\(payloadType)"
+    /// The element whose sink pad a link's pushed access units enter (`.h264AccessUnits`).
+    static let pushedVideoElement = "videopay"
+
+    static func videoPayloader(payloadType: Int, name: String? = nil) -> String {
+        "rtph264pay\(name.map { " name=\($0)" } ?? "") config-interval=-1 aggregate-mode=zero-latency pt=\(payloadType)"
             + " ! application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000"
     }
 
