@@ -35,8 +35,14 @@ extension ClientConnection {
         if posting {
             worker.post { [self] in self.disconnectOnLoop() }
         } else if deadlineSet {
-            worker.postLazily { [self] in self.loopLocked { _ in } }
+            worker.postLazily { [self] in self.rescheduleOnLoop() }
         }
+    }
+
+    /// Gives the loop's heap this client's nearest deadline again (loop thread): `loopLocked`
+    /// re-syncs the client with its worker on the way out, and nothing else is done.
+    private func rescheduleOnLoop() {
+        loopLocked { _ in }
     }
 
     /// Waits until the socket is closed (at once when there is none): true, or false after
