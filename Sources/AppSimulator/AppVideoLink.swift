@@ -29,12 +29,11 @@ final class AppVideoLink: Sendable {
     /// The servers the offer's `token` names and this link's own ICE uses (PROTOCOL.md 4, 9.4).
     let ice: AppICEConfiguration
 
-    /// The options its offerer was made with.
-    let options: LinkOptions
-    /// The tuning those options carry (`bench media`'s A/B switches).
+    /// The tuning its offerer's options carry (`bench media`'s A/B switches).
     var tuning: AppLinkTuning {
-        AppLinkTuning(aggressiveNomination: options.aggressiveNomination,
-                      jitterBufferStartsAfterQueuedEvents: options.jitterBufferStartsAfterQueuedEvents)
+        let options = offerer.options
+        return AppLinkTuning(aggressiveNomination: options.aggressiveNomination,
+                             jitterBufferStartsAfterQueuedEvents: options.jitterBufferStartsAfterQueuedEvents)
     }
 
     init(sessionId: String, devId: String, sendsVideo: VideoFormat?, answeredAt: Date?, saveFramesTo: String?,
@@ -102,7 +101,6 @@ final class AppVideoLink: Sendable {
         let options = LinkOptions(iceServers: ice.linkServers, jitterBufferMs: 10, relayOnly: ice.relayOnly,
                                   aggressiveNomination: tuning.aggressiveNomination,
                                   jitterBufferStartsAfterQueuedEvents: tuning.jitterBufferStartsAfterQueuedEvents)
-        self.options = options
         let offerer = WebRTCOfferer(configuration: configuration, options: options, events: events)
         self.offerer = offerer
         // Two-way: the app sends the stamped test pattern (PROTOCOL.md 6), so the device's screen

@@ -52,6 +52,8 @@ public struct OfferConfiguration: Sendable, Hashable {
 public final class WebRTCOfferer: Sendable {
     public let configuration: OfferConfiguration
     private let core: PeerCore
+    /// The options the link was made with (its webrtcbin, ICE agent and receive branches follow them).
+    public var options: LinkOptions { core.options }
 
     public init(configuration: OfferConfiguration = OfferConfiguration(), options: LinkOptions = LinkOptions(), events: LinkEvents) {
         self.configuration = configuration
