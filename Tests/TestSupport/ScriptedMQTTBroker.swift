@@ -20,6 +20,15 @@ public final class ScriptedMQTTBroker: @unchecked Sendable {
         /// The high nibble of its first byte (`PacketType`'s raw value).
         public let type: UInt8
         public let at: Double
+        /// Everything after the fixed header (variable header and payload).
+        public let body: [UInt8]
+
+        /// A CONNECT's keep alive in seconds (MQTT 3.1.1: after the protocol name, level and
+        /// flags); nil for other packets or a CONNECT too short to hold one.
+        public var connectKeepAlive: Int? {
+            guard type == PacketType.connect.rawValue, body.count >= 10 else { return nil }
+            return Int(body[8]) << 8 | Int(body[9])
+        }
     }
 
     public let port: Int
@@ -82,10 +91,10 @@ public final class ScriptedMQTTBroker: @unchecked Sendable {
             return state.stopped
         }
         guard !stopped else { return }
-        while let (first, _) = readPacket(fd) {
+        while let (first, body) = readPacket(fd) {
             let type = first >> 4
             let at = Self.now()
-            state.withLock { $0.received.append(Packet(type: type, at: at)) }
+            state.withLock { $0.received.append(Packet(type: type, at: at, body: body)) }
             switch PacketType(rawValue: type) {
             case .connect:
                 writeAll(fd, [0x20, 0x02, 0x00, 0x00])
