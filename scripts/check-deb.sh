@@ -26,22 +26,11 @@ fi
 [ -x "$app" ] || { echo "check-deb: no host ipcemu to call with (swift build first)" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "check-deb: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
 
-source scripts/lib/machine-cache.sh
-cache="$(machine_cache ipcemu-debootstrap IPCEMU_DEBOOTSTRAP_CACHE)" || exit 1
+say "the Debian 12 base root (made once, cached)"
+cache="$(scripts/debian-base.sh)" || exit 1
 base="$cache/bookworm"
 mirror="${IPCEMU_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 security="${IPCEMU_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}"
-mkdir -p "$cache/archives/partial"
-if [ ! -f "$base/.ipcemu-complete" ]; then
-  command -v debootstrap >/dev/null || scripts/install-deps.sh
-  say "making the Debian 12 base root in $base (once; cached)"
-  rm -rf "$base.tmp"
-  debootstrap --variant=minbase bookworm "$base.tmp" "$mirror" > "$cache/debootstrap.log" 2>&1 \
-    || { tail -20 "$cache/debootstrap.log" >&2; echo "check-deb: debootstrap failed" >&2; exit 1; }
-  rm -rf "$base"
-  mv "$base.tmp" "$base"
-  touch "$base/.ipcemu-complete"
-fi
 # The base root is never changed: each run works on a copy.
 chroot_dir="$(mktemp -d /var/tmp/ipcemu-chroot.XXXXXX)"
 run_pid=""

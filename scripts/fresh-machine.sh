@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
 # A manual measurement (not CI; issue 22, docs/building.md "A fresh machine"): how long
 # `scripts/run-doorbell.sh`'s source build takes from nothing to "is online", as near to a fresh
-# machine as one that already has Swift allows. apt runs in a fresh Debian 12 root (check-deb.sh's
+# machine as one that already has Swift allows. apt runs in a fresh Debian 12 root (scripts/debian-base.sh's
 # cached debootstrap base, copied; an empty apt cache, so every package is downloaded) with
 # `install-deps.sh --build`; at the same moment a fresh clone of this repository (no .build) starts
 # compiling the Swift dependencies on the host, as run-doorbell.sh does; once apt is done, ipcemu
 # is built and `ipcemu run` goes until it prints "is online". Prints each step's time from the start.
-# Usage: scripts/fresh-machine.sh   (root; run scripts/check-deb.sh once first for the base root)
+# Usage: scripts/fresh-machine.sh   (root; the base root is made once by scripts/debian-base.sh)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-source "$repo/scripts/lib/machine-cache.sh"
-base="$(machine_cache ipcemu-debootstrap IPCEMU_DEBOOTSTRAP_CACHE)/bookworm" || exit 1
-[ -f "$base/.ipcemu-complete" ] || { echo "fresh-machine: no Debian base root (run scripts/check-deb.sh once)" >&2; exit 1; }
+base="$("$repo/scripts/debian-base.sh")/bookworm" || exit 1
 work="$(mktemp -d /var/tmp/ipcemu-fresh.XXXXXX)"
 root="$work/root"
 mounted=()

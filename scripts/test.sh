@@ -10,12 +10,27 @@ step_done "installing dependencies"
 # Warnings in dependencies' sources and in generated code (swift-openapi-generator's output,
 # committed in Sources/ControlAPISpec/Generated) are not ours; every other warning fails the run.
 not_ours="/.build/(checkouts|plugins/outputs)/|/Sources/ControlAPISpec/Generated/"
+# What a first run on a machine downloads and unpacks once (the vivid test's kernel, the package
+# check's Debian root: machine caches, docs/building.md) is made beside the build, which leaves
+# the network and much of the disk idle; the tests start only once both are done, so nothing runs
+# beside the timing-sensitive tests. On a machine that has them this takes a second.
+prepare_log=/tmp/ipcemu-prepare.log
+: > "$prepare_log"
+prepare_pids=()
+scripts/vivid/prepare.sh >> "$prepare_log" 2>&1 & prepare_pids+=($!)
+if [[ -z "${IPCEMU_SKIP_DEB:-}" && $(id -u) -eq 0 ]]; then
+  scripts/debian-base.sh >> "$prepare_log" 2>&1 & prepare_pids+=($!)
+fi
 swift build --build-tests 2>&1 | tee /tmp/ipcemu-build.log | grep -E "warning:|error:" | grep -Ev "$not_ours" || true
 if grep -E "^/.*(warning|error):" /tmp/ipcemu-build.log | grep -Eqv "$not_ours"; then
   echo "test.sh: the build has warnings or errors of our own (see above)" >&2
   exit 1
 fi
 step_done "the build"
+# A preparation that failed is not fatal here: the test or check that needs it makes it again and
+# says why it cannot.
+for pid in "${prepare_pids[@]}"; do wait "$pid" || echo "test.sh: a machine cache was not prepared (see $prepare_log; it is made again where needed)" >&2; done
+step_done "the machine caches (beside the build)"
 # Serial: two cores give Swift two cooperative threads; tests that wait on child processes
 # (qemu, the CLI) must not starve the timing-sensitive end-to-end tests.
 swift test --skip-build --no-parallel "$@"
