@@ -43,6 +43,11 @@ void cgw_set_error(char **error_out, const char *message);
 /* The GParamSpec of `property` on `object`, or NULL. */
 GParamSpec *cgw_find_property(void *object, const char *property);
 
+/* Calls visit for every element inside bin, at any depth (cgw_media.c). */
+void cgw_for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data);
+/* Whether element was made by the factory called name. */
+bool cgw_has_factory(GstElement *element, const char *name);
+
 /* Every trampoline starts with this: the thread it runs on runs GStreamer callbacks (see
  * cgw_current_thread_runs_gstreamer_callbacks). */
 #define MARK_CALLBACK_THREAD() cgw_mark_callback_thread()

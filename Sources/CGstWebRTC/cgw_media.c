@@ -210,7 +210,7 @@ unsigned long cgw_pad_count_buffers(CgwPad *pad, cgw_buffers_fn fn, void *ctx, c
 }
 
 /* Calls visit(element, data) for every element inside a bin, recursively. */
-static void for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data) {
+void cgw_for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data) {
     GstIterator *it = gst_bin_iterate_recurse(bin);
     GValue item = G_VALUE_INIT;
     gboolean done = FALSE;
@@ -232,7 +232,7 @@ static void for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer),
     gst_iterator_free(it);
 }
 
-static bool has_factory(GstElement *element, const char *name) {
+bool cgw_has_factory(GstElement *element, const char *name) {
     GstElementFactory *factory = gst_element_get_factory(element);
     return factory != NULL && g_strcmp0(GST_OBJECT_NAME(factory), name) == 0;
 }
@@ -277,7 +277,7 @@ int cgw_webrtc_count_received_rtcp(CgwElement *webrtc, cgw_buffers_fn fn, void *
     search.shared->fn = (void *)fn;
     search.shared->ctx = ctx;
     search.shared->release = release;
-    for_each_element(GST_BIN(webrtc), probe_rtcp_of_receive_bin, &search);
+    cgw_for_each_element(GST_BIN(webrtc), probe_rtcp_of_receive_bin, &search);
     shared_callback_release(search.shared);
     return search.added;
 }
@@ -293,8 +293,8 @@ static bool task_paused(GstElement *element) {
 static void collect_stalled(GstElement *element, gpointer data) {
     GPtrArray *stalled = data;
     if (GST_STATE(element) != GST_STATE_PLAYING || !task_paused(element)) return;
-    if (has_factory(element, "nicesrc") ||
-        (has_factory(element, "queue") && parent_type_is(element, "TransportReceiveBin"))) {
+    if (cgw_has_factory(element, "nicesrc") ||
+        (cgw_has_factory(element, "queue") && parent_type_is(element, "TransportReceiveBin"))) {
         g_ptr_array_add(stalled, gst_object_ref(element));
     }
 }
@@ -315,7 +315,7 @@ int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc) {
     /* Elements left behind in READY by their playing parent (seen: rtpbin's rtpstorage), whose
      * flushing pads stop the receive path: bring them up first. */
     GPtrArray *behind = g_ptr_array_new_with_free_func(gst_object_unref);
-    if (GST_STATE(webrtc) == GST_STATE_PLAYING) for_each_element(GST_BIN(webrtc), collect_behind_parent, behind);
+    if (GST_STATE(webrtc) == GST_STATE_PLAYING) cgw_for_each_element(GST_BIN(webrtc), collect_behind_parent, behind);
     for (guint i = 0; i < behind->len; i++) {
         if (g_getenv("CGW_DEBUG_RESTARTS") != NULL) g_printerr("cgw: behind %s state %d\n", GST_OBJECT_NAME(g_ptr_array_index(behind, i)), GST_STATE(g_ptr_array_index(behind, i)));
         gst_element_sync_state_with_parent(g_ptr_array_index(behind, i));
@@ -324,12 +324,12 @@ int cgw_webrtc_restart_stalled_receivers(CgwElement *webrtc) {
     g_ptr_array_unref(behind);
 
     GPtrArray *stalled = g_ptr_array_new_with_free_func(gst_object_unref);
-    for_each_element(GST_BIN(webrtc), collect_stalled, stalled);
+    cgw_for_each_element(GST_BIN(webrtc), collect_stalled, stalled);
     /* Queues (downstream) first, then the ICE sources. */
     for (int pass = 0; pass < 2; pass++) {
         for (guint i = 0; i < stalled->len; i++) {
             GstElement *element = g_ptr_array_index(stalled, i);
-            if (has_factory(element, "nicesrc") != (pass == 1)) continue;
+            if (cgw_has_factory(element, "nicesrc") != (pass == 1)) continue;
             if (g_getenv("CGW_DEBUG_RESTARTS") != NULL) g_printerr("cgw: stalled %s\n", GST_OBJECT_NAME(element));
             gst_element_set_state(element, GST_STATE_READY);
             gst_element_set_state(element, GST_STATE_PLAYING);

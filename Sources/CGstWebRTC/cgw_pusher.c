@@ -38,6 +38,26 @@ static gboolean pusher_query(GstPad *pad, GstObject *parent, GstQuery *query) {
     }
 }
 
+/* One segment event for every pushed pad of the process (time, from 0, rate 1: what each made on
+ * its own before). A link's audio and video pads then hold the same event, and webrtcbin's bundle
+ * funnel, which re-sends the segment of whichever pad sent last, re-sends the one already sent:
+ * GStreamer pushes it no further (cgw_bundle_events.c). Kept for the life of the process. */
+static GstEvent *shared_segment = NULL;
+
+static gpointer make_shared_segment(gpointer unused) {
+    (void)unused;
+    GstSegment segment;
+    gst_segment_init(&segment, GST_FORMAT_TIME);
+    shared_segment = gst_event_new_segment(&segment);
+    return NULL;
+}
+
+static GstEvent *pushed_segment(void) {
+    static GOnce once = G_ONCE_INIT;
+    g_once(&once, make_shared_segment, NULL);
+    return gst_event_ref(shared_segment);
+}
+
 CgwPad *cgw_pusher_attach(CgwElement *pipeline, const char *element_name, const char *caps_text, char **error_out) {
     if (pipeline == NULL || element_name == NULL || caps_text == NULL) {
         cgw_set_error(error_out, "no pipeline, element or caps");
@@ -77,9 +97,7 @@ CgwPad *cgw_pusher_attach(CgwElement *pipeline, const char *element_name, const 
     gst_event_set_group_id(start, gst_util_group_id_next());
     gst_pad_push_event(pad, start);
     gst_pad_push_event(pad, gst_event_new_caps(caps));
-    GstSegment segment;
-    gst_segment_init(&segment, GST_FORMAT_TIME);
-    gst_pad_push_event(pad, gst_event_new_segment(&segment));
+    gst_pad_push_event(pad, pushed_segment());
     gst_caps_unref(caps);
     return pad;
 }

@@ -49,6 +49,20 @@ extension PeerCore {
         }
     }
 
+    /// Tests: starts counting the segment and custom sticky events that leave webrtcbin's bundle
+    /// funnel (`cgw_bundle_events.c`); false before negotiation made the funnel.
+    func countBundledEvents() -> Bool {
+        guard let webrtc = fields.withLock({ $0.phase == .closed ? nil : $0.webrtc }) else { return false }
+        return cgw_webrtc_count_bundled_events(webrtc)
+    }
+
+    /// Tests: the events counted since `countBundledEvents()` (nil when not counting).
+    var bundledEvents: Int? {
+        guard let webrtc = fields.withLock({ $0.phase == .closed ? nil : $0.webrtc }) else { return nil }
+        let count = cgw_webrtc_bundled_events(webrtc)
+        return count >= 0 ? Int(count) : nil
+    }
+
     /// The pipeline as a Graphviz graph, for debugging ("" before start).
     var pipelineGraph: String {
         guard let pipeline = fields.withLock({ $0.pipeline }) else { return "" }

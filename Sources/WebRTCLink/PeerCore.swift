@@ -187,6 +187,9 @@ final class PeerCore: Sendable {
             }
         }
         connectSignals(pipeline: pipeline, webrtc: webrtc)
+        // No sender here sets a priority (DSCP stays 0), so webrtcbin's ToS events only made its
+        // bundle funnel re-send them at every audio/video switch (cgw_bundle_events.c).
+        _ = cgw_webrtc_drop_tos_events(webrtc)
         try prebuildVideoReceiveBranch(pipeline: pipeline)
 
         // Frames sent: counted where the link's access units leave their maker (its encoder, or

@@ -262,6 +262,9 @@ public final class WebRTCAnswerer: Sendable {
     public var stats: LinkStatistics { core.stats }
     /// The pipeline as a Graphviz graph (elements, states, caps), for debugging.
     public var pipelineGraph: String { core.pipelineGraph }
+    /// Tests: counting the events that leave the bundle funnel (`PeerCore.countBundledEvents`).
+    func countBundledEvents() -> Bool { core.countBundledEvents() }
+    var bundledEvents: Int? { core.bundledEvents }
 
     /// The latest video frame received from the app, as JPEG. Throws before the first one.
     public func snapshotJPEG() throws(WebRTCLinkError) -> [UInt8] { try core.snapshotJPEG() }

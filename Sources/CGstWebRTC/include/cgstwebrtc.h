@@ -268,7 +268,8 @@ void cgw_appsrc_end_of_stream(CgwElement *appsrc);
 /* ---- Sending through a pushed pad (cgw_pusher.c) ---- */
 /* A source pad linked to the sink pad of `element_name` in `pipeline`, with `caps`, into which the
  * caller pushes on its own thread (the buffer runs the whole branch there). Its stream-start, caps
- * and segment (time) are sent ahead of the first buffer. Returns a reference (cgw_pad_unref), or
+ * and segment (time; one event object shared by every pushed pad: cgw_bundle_events.c) are sent
+ * ahead of the first buffer. Returns a reference (cgw_pad_unref), or
  * NULL with *error_out set. */
 CgwPad *cgw_pusher_attach(CgwElement *pipeline, const char *element_name, const char *caps, char **error_out);
 /* Pushes a copy of `bytes` (pts/duration in ns, -1 for none; delta_unit as cgw_appsrc_push). False
@@ -277,6 +278,17 @@ bool cgw_pusher_push(CgwPad *pad, const void *bytes, size_t length, int64_t pts_
                      bool delta_unit);
 /* Deactivates and unlinks the pad (pushes after it return false). */
 void cgw_pusher_detach(CgwPad *pad);
+
+/* ---- The events a link sends down its bundle (cgw_bundle_events.c) ---- */
+/* Drops webrtcbin's "GstWebRtcBinUpdateTos" events at its sink pads (the pads present now), so its
+ * bundle funnel has no custom sticky event to re-send at each switch between audio and video.
+ * Only for links whose senders keep the default priority (DSCP 0). Returns the pads probed. */
+int cgw_webrtc_drop_tos_events(CgwElement *webrtc);
+/* Tests: counts the segment and custom sticky events leaving webrtcbin's rtpfunnel from now on
+ * (after negotiation, when the funnel exists). False when there is no funnel or already counting. */
+bool cgw_webrtc_count_bundled_events(CgwElement *webrtc);
+/* The count so far, or -1 when not counting. */
+int cgw_webrtc_bundled_events(CgwElement *webrtc);
 
 /* ---- Probes: counting what flows ---- */
 
