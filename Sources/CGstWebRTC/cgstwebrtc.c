@@ -80,9 +80,31 @@ static gboolean timer_trampoline(gpointer data) {
     return ((cgw_tick_fn)cb->fn)(cb->ctx) ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
+/* A timer that fires on a grid of its interval (multiples of it on the monotonic clock), not at
+ * start + k * interval: every timer of one interval fires in the same loop iteration, so a
+ * process with N links wakes the loop (and polls every bus's descriptor) twice a second, not 2N
+ * times (issue 24 item 5). */
+typedef struct {
+    GSource source;
+    gint64 interval_us;
+} AlignedTimer;
+
+static gint64 next_grid_point(gint64 now_us, gint64 interval_us) { return (now_us / interval_us + 1) * interval_us; }
+
+static gboolean aligned_timer_dispatch(GSource *source, GSourceFunc callback, gpointer data) {
+    AlignedTimer *timer = (AlignedTimer *)source;
+    g_source_set_ready_time(source, next_grid_point(g_source_get_time(source), timer->interval_us));
+    return callback != NULL ? callback(data) : G_SOURCE_REMOVE;
+}
+
+static GSourceFuncs aligned_timer_funcs = {NULL, NULL, aligned_timer_dispatch, NULL, NULL, NULL};
+
 unsigned cgw_shared_loop_add_timer(unsigned interval_ms, cgw_tick_fn tick, void *ctx, cgw_release_fn release) {
     cgw_shared_loop_start();
-    GSource *source = g_timeout_source_new(interval_ms);
+    GSource *source = g_source_new(&aligned_timer_funcs, sizeof(AlignedTimer));
+    AlignedTimer *timer = (AlignedTimer *)source;
+    timer->interval_us = (gint64)(interval_ms > 0 ? interval_ms : 1) * 1000;
+    g_source_set_ready_time(source, next_grid_point(g_get_monotonic_time(), timer->interval_us));
     g_source_set_callback(source, timer_trampoline, cgw_callback_new((void *)tick, ctx, release), cgw_callback_free);
     guint id = g_source_attach(source, loop_context);
     g_source_unref(source);

@@ -41,7 +41,9 @@ bool cgw_prepare_srtp_crypto(void);
 void cgw_shared_loop_start(void);
 /* True when the calling thread is the shared loop thread. */
 bool cgw_on_shared_loop_thread(void);
-/* A timer on the shared loop: tick returns true to keep going, false to stop. Returns a source id. */
+/* A timer on the shared loop: tick returns true to keep going, false to stop. It fires at the
+ * multiples of its interval on the monotonic clock (timers of one interval fire together; the
+ * first tick comes within one interval). Returns a source id. */
 typedef bool (*cgw_tick_fn)(void *ctx);
 unsigned cgw_shared_loop_add_timer(unsigned interval_ms, cgw_tick_fn tick, void *ctx, cgw_release_fn release);
 /* Runs `fn` once on the shared loop thread, as soon as possible. */
