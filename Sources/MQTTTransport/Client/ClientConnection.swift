@@ -389,7 +389,7 @@ final class ClientConnection: @unchecked Sendable {
             let timeout = monotonicSeconds() + settings.options.connectTimeout
             lifecycle = .connecting(ConnectionAttempt(deadline: timeout, failures: failures))
             let fd = mosquitto_socket(mosq)
-            if fd >= 0 {
+            if fd >= 0, !settings.options.usesUnixSocket {
                 // Give up on an unanswered SYN after ~7 s rather than Linux's ~2 minutes.
                 var synRetries: Int32 = 2
                 _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_SYNCNT, &synRetries, socklen_t(MemoryLayout<Int32>.size))
@@ -475,14 +475,16 @@ final class ClientConnection: @unchecked Sendable {
         // once it is written and calls the disconnect callback. Corked, the DISCONNECT waits in
         // the socket for the close, whose FIN then rides on it: one segment instead of two.
         lifecycle.updateAttempt { $0.closingReason = "disconnected by the client" }
+        // (A Unix socket has no segments and no cork.)
         let fd = mosquitto_socket(mosq)
-        Self.setCork(fd, true)
+        let cork = !settings.options.usesUnixSocket
+        if cork { Self.setCork(fd, true) }
         let rc = mosquitto_disconnect(mosq)
         if rc != mosqSuccess, mosquitto_socket(mosq) >= 0 {
             _ = shutdown(mosquitto_socket(mosq), Int32(SHUT_RDWR))
             readAvailable(mosq)
         }
-        if mosquitto_socket(mosq) == fd { Self.setCork(fd, false) }  // still open: what is queued goes now
+        if cork, mosquitto_socket(mosq) == fd { Self.setCork(fd, false) }  // still open: what is queued goes now
     }
 
     /// `disconnectAbruptly(reconnect: false)` already left the connected phases.
@@ -497,7 +499,7 @@ final class ClientConnection: @unchecked Sendable {
             }
             // No DISCONNECT: the broker sees the TCP connection end and publishes the will.
             lifecycle.updateAttempt { $0.closingReason = reason }
-            Self.endWithReset(fd)
+            Self.endWithReset(fd, unixSocket: settings.options.usesUnixSocket)
             readAvailable(mosq)
         }
     }
@@ -511,10 +513,14 @@ final class ClientConnection: @unchecked Sendable {
     /// shut, so libmosquitto's next read sees the end and closes the socket, which sends RST. One
     /// segment instead of the FIN exchange (four), and no TIME_WAIT socket left behind: a
     /// reconnect storm drops every connection of the fleet at once (docs/fleet.md "Reconnect
-    /// storms"). The broker sees the reset as a lost connection and publishes the will.
-    static func endWithReset(_ fd: Int32) {
-        var abortive = linger(l_onoff: 1, l_linger: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
+    /// storms"). The broker sees the reset as a lost connection and publishes the will. A Unix
+    /// socket has no reset: the read side shut is enough (the close that follows is the broker's
+    /// end of file, without a DISCONNECT before it, so the will goes out too).
+    static func endWithReset(_ fd: Int32, unixSocket: Bool) {
+        if !unixSocket {
+            var abortive = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
+        }
         _ = shutdown(fd, Int32(SHUT_RD))
     }
 

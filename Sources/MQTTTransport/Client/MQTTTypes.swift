@@ -178,9 +178,10 @@ public struct MQTTClientOptions: Sendable, Hashable {
         self.maxInflightMessages = maxInflightMessages
     }
 
-    /// Options for a broker URL: `mqtt://host[:port]` (default 1883) or `mqtts://host[:port]`
-    /// (default 8883; set `tls` before connecting). Credentials in the URL (`mqtt://user:pass@host`)
-    /// become `username`/`password`.
+    /// Options for a broker URL: `mqtt://host[:port]` (default 1883), `mqtts://host[:port]`
+    /// (default 8883; set `tls` before connecting) or `unix:///path/to.sock` (a Unix domain
+    /// socket: `host` is the path and `port` 0, as libmosquitto takes it). Credentials in the URL
+    /// (`mqtt://user:pass@host`) become `username`/`password`.
     public init(brokerURL: String, clientID: String) throws(MQTTError) {
         let endpoint = try MQTTBrokerEndpoint(url: brokerURL)
         self.init(
@@ -188,71 +189,15 @@ public struct MQTTClientOptions: Sendable, Hashable {
             username: endpoint.username, password: endpoint.password)
     }
 
-    /// "host:port", as used in state reasons.
+    /// "host:port" (or `unix://PATH`), as used in state reasons.
     public var endpointDescription: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        if usesUnixSocket { return MQTTBrokerEndpoint.unixScheme + host }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
-}
 
-/// A parsed `mqtt://` / `mqtts://` URL.
-public struct MQTTBrokerEndpoint: Sendable, Equatable {
-    public var host: String
-    public var port: Int
-    public var usesTLS: Bool
-    public var username: String?
-    public var password: String?
-
-    public init(url: String) throws(MQTTError) {
-        let schemes: [(String, Bool, Int)] = [
-            ("mqtt://", false, 1883), ("tcp://", false, 1883), ("mqtts://", true, 8883),
-            ("ssl://", true, 8883),
-        ]
-        guard let (prefix, tls, defaultPort) = schemes.first(where: { url.hasPrefix($0.0) }) else {
-            throw .invalidOptions("broker URL must start with mqtt:// or mqtts://: \(url)")
-        }
-        var rest = Substring(url.dropFirst(prefix.count))
-        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
-        var user: String?
-        var pass: String?
-        if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            if let colon = credentials.firstIndex(of: ":") {
-                user = String(credentials[..<colon])
-                pass = String(credentials[credentials.index(after: colon)...])
-            } else {
-                user = String(credentials)
-            }
-        }
-        var host: Substring
-        var portText: Substring?
-        if rest.hasPrefix("[") {  // [IPv6]:port
-            guard let close = rest.firstIndex(of: "]") else {
-                throw .invalidOptions("broker URL has an unterminated IPv6 address: \(url)")
-            }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() }
-        } else if let colon = rest.lastIndex(of: ":") {
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
-        } else {
-            host = rest
-        }
-        guard !host.isEmpty else { throw .invalidOptions("broker URL has no host: \(url)") }
-        var port = defaultPort
-        if let portText {
-            guard let value = Int(portText), (1...65535).contains(value) else {
-                throw .invalidOptions("broker URL has an invalid port: \(url)")
-            }
-            port = value
-        }
-        self.host = String(host)
-        self.port = port
-        self.usesTLS = tls
-        self.username = user
-        self.password = pass
-    }
+    /// The broker is reached over a Unix domain socket: `host` is its path and `port` 0 (what
+    /// libmosquitto's `mosquitto_connect` takes for one). No TCP option applies to it.
+    public var usesUnixSocket: Bool { port == 0 }
 }
 
 /// Running totals for one client.

@@ -1,6 +1,6 @@
 import CMosquitto
 
-/// A new libmosquitto handle set up from `MQTTClientOptions`: protocol, TCP_NODELAY, in-flight
+/// A new libmosquitto handle set up from `MQTTClientOptions`: protocol, TCP_NODELAY (TCP only), in-flight
 /// window, credentials, last will, TLS, and the callbacks (MosquittoCallbacks.swift).
 enum MosquittoSetup {
     static func configure(_ mosq: OpaquePointer, options: MQTTClientOptions) throws(MQTTError) {
@@ -12,8 +12,19 @@ enum MosquittoSetup {
         try check(
             mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, options.protocolVersion == .v5 ? 5 : 4),
             "protocol version")
-        // DESIGN.md: loopback latency is Nagle's unless both ends disable it.
-        try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
+        if options.usesUnixSocket {
+            // The path is checked here too (options may be made without a URL): libmosquitto
+            // would refuse it at every attempt with no reason a person can act on.
+            _ = try MQTTBrokerEndpoint(url: MQTTBrokerEndpoint.unixURL(path: options.host))
+            if let bind = options.bindAddress {
+                throw .invalidOptions(
+                    "a source address (\(bind)) cannot be used with a Unix socket broker: \(options.endpointDescription)")
+            }
+        } else {
+            // DESIGN.md: loopback latency is Nagle's unless both ends disable it. Not on a Unix
+            // socket: libmosquitto would fail to set it and log a warning at every connect.
+            try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
+        }
         try check(
             mosquitto_int_option(mosq, MOSQ_OPT_SEND_MAXIMUM, Int32(clamping: max(1, options.maxInflightMessages))),
             "max inflight messages")
