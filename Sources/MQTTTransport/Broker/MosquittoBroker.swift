@@ -57,6 +57,14 @@ public final class MosquittoBroker: Sendable {
         /// Log each client's connect and disconnect (`connection_messages`): on by default; a
         /// fleet's private brokers turn it off (100,000 devices are 300,000 lines a reconnect storm).
         public var logsConnections: Bool
+        /// Log mosquitto's warnings (`log_type warning`): on by default. mosquitto 2.0.11 tries
+        /// `TCP_NODELAY` on every accepted socket (`set_tcp_nodelay true`) and logs "Unable to set
+        /// TCP_NODELAY" for each one accepted on a Unix socket; a fleet's private brokers with
+        /// Unix socket listeners turn it off (docs/fleet.md "Devices over Unix sockets").
+        public var logsWarnings: Bool
+        /// Unix domain socket listeners (`listener 0 PATH`), in the broker's private directory
+        /// (`mqtt-0.sock`, ...), beside the TCP listener; their paths are `unixSocketPaths`.
+        public var unixSockets: Int
         /// Extra lines appended to the generated mosquitto.conf.
         public var extraConfiguration: [String]
         /// Seconds to wait for the listeners to accept connections.
@@ -67,6 +75,7 @@ public final class MosquittoBroker: Sendable {
             tls: Bool = false, tlsPort: Int? = nil, requireClientCertificate: Bool = false,
             users: [String: String] = [:], maxInflightMessages: Int = 100,
             maxQueuedMessages: Int = 10_000, verboseLog: Bool = false, logsConnections: Bool = true,
+            logsWarnings: Bool = true, unixSockets: Int = 0,
             extraConfiguration: [String] = [], startupTimeout: Double = 10
         ) {
             self.executable = executable
@@ -80,6 +89,8 @@ public final class MosquittoBroker: Sendable {
             self.maxQueuedMessages = maxQueuedMessages
             self.verboseLog = verboseLog
             self.logsConnections = logsConnections
+            self.logsWarnings = logsWarnings
+            self.unixSockets = unixSockets
             self.extraConfiguration = extraConfiguration
             self.startupTimeout = startupTimeout
         }
@@ -98,6 +109,8 @@ public final class MosquittoBroker: Sendable {
     public let directory: String
     public let configPath: String
     public let logPath: String
+    /// The Unix socket listeners' paths (`configuration.unixSockets` of them), in the directory.
+    public let unixSocketPaths: [String]
     private let executable: String
     private let process = Locked<pid_t?>(nil)
 
@@ -105,6 +118,8 @@ public final class MosquittoBroker: Sendable {
     public var url: String { "mqtt://\(host):\(port)" }
     /// `mqtts://127.0.0.1:TLSPORT`, when TLS is on.
     public var tlsURL: String? { tlsPort.map { "mqtts://\(host):\($0)" } }
+    /// `unix:///PATH` of every Unix socket listener.
+    public var unixURLs: [String] { unixSocketPaths.map(MQTTBrokerEndpoint.unixURL(path:)) }
 
     /// Client options for this broker (plain listener).
     public func clientOptions(clientID: String) -> MQTTClientOptions {
@@ -126,6 +141,11 @@ public final class MosquittoBroker: Sendable {
             let passwordFile = try Self.writePasswordFile(configuration.users, directory: directory)
             let configPath = directory + "/mosquitto.conf"
             let logPath = directory + "/mosquitto.log"
+            let socketPaths = (0..<max(0, configuration.unixSockets)).map { directory + "/mqtt-\($0).sock" }
+            if let long = socketPaths.last, long.utf8.count > MQTTBrokerEndpoint.maximumUnixPathBytes {
+                throw .system("Unix socket path \(long) is \(long.utf8.count) bytes, longer than the "
+                              + "\(MQTTBrokerEndpoint.maximumUnixPathBytes) a socket address holds (set TMPDIR to a shorter directory)")
+            }
             var lastError = MosquittoBrokerError.startFailed("no attempt made")
             let automatic = configuration.port == nil || (configuration.tls && configuration.tlsPort == nil)
             for _ in 0..<(automatic ? 8 : 1) {
@@ -139,13 +159,13 @@ public final class MosquittoBroker: Sendable {
                 try writeText(
                     Self.configurationText(
                         configuration, port: port, tlsPort: tlsPort, certificates: certificates,
-                        passwordFile: passwordFile),
+                        passwordFile: passwordFile, unixSocketPaths: socketPaths),
                     to: configPath)
                 do {
                     let pid = try Self.launch(
                         installed, configPath: configPath, logPath: logPath,
                         bindAddress: configuration.bindAddress, ports: [port] + (tlsPort.map { [$0] } ?? []),
-                        timeout: configuration.startupTimeout)
+                        socketPaths: socketPaths, timeout: configuration.startupTimeout)
                     self.configuration = configuration
                     self.host = Self.clientHost(for: configuration.bindAddress)
                     self.port = port
@@ -154,6 +174,7 @@ public final class MosquittoBroker: Sendable {
                     self.directory = directory
                     self.configPath = configPath
                     self.logPath = logPath
+                    self.unixSocketPaths = socketPaths
                     self.executable = installed
                     process.withLock { $0 = pid }
                     return
@@ -197,10 +218,13 @@ public final class MosquittoBroker: Sendable {
         end(signal: SIGKILL, grace: 5)
     }
 
+    /// Ends the process and removes its Unix socket files (mosquitto removes them when it exits
+    /// cleanly, not when killed); `restart()` makes them again.
     private func end(signal: Int32, grace: Double) {
         process.withLock { (current: inout pid_t?) in
             guard let pid = current else { return }
             current = nil
+            defer { for path in unixSocketPaths { unlink(path) } }
             if ChildProcess.status(of: pid, wait: false) != .running { return }
             _ = Glibc.kill(pid, signal)
             if ChildProcess.waitForExit(pid, timeout: grace) == .running {
@@ -220,7 +244,7 @@ public final class MosquittoBroker: Sendable {
             do {
                 let pid = try Self.launch(
                     executable, configPath: configPath, logPath: logPath,
-                    bindAddress: configuration.bindAddress, ports: ports,
+                    bindAddress: configuration.bindAddress, ports: ports, socketPaths: unixSocketPaths,
                     timeout: max(1, deadline - monotonicSeconds()))
                 process.withLock { $0 = pid }
                 return
@@ -242,10 +266,11 @@ public final class MosquittoBroker: Sendable {
         bindAddress == "0.0.0.0" || bindAddress.isEmpty ? "127.0.0.1" : bindAddress
     }
 
-    /// Spawns mosquitto and waits until every port accepts and the process is still ours.
+    /// Spawns mosquitto and waits until every port and Unix socket accepts and the process is
+    /// still ours.
     private static func launch(
         _ executable: String, configPath: String, logPath: String, bindAddress: String,
-        ports: [Int], timeout: Double
+        ports: [Int], socketPaths: [String], timeout: Double
     ) throws(MosquittoBrokerError) -> pid_t {
         let pid = try ChildProcess.spawn(
             executable: executable, arguments: ["-c", configPath], outputPath: logPath)
@@ -256,7 +281,8 @@ public final class MosquittoBroker: Sendable {
             guard status == .running else {
                 throw .startFailed("exited (\(status)): \(readText(logPath).suffix(1200))")
             }
-            if ports.allSatisfy({ LoopbackPort.isAccepting(port: $0, host: probeHost) }) {
+            if ports.allSatisfy({ LoopbackPort.isAccepting(port: $0, host: probeHost) }),
+               socketPaths.allSatisfy(UnixSocketProbe.isAccepting(path:)) {
                 // Someone else may own the port; ours exits at once when its bind fails.
                 usleep(30_000)
                 if ChildProcess.status(of: pid, wait: false) == .running { return pid }
@@ -266,7 +292,7 @@ public final class MosquittoBroker: Sendable {
                 _ = Glibc.kill(pid, SIGKILL)
                 _ = ChildProcess.status(of: pid, wait: true)
                 throw .startFailed(
-                    "no listener on \(ports) after \(timeout) s: \(readText(logPath).suffix(1200))")
+                    "no listener on \(ports) \(socketPaths) after \(timeout) s: \(readText(logPath).suffix(1200))")
             }
             usleep(10_000)
         }
@@ -290,7 +316,7 @@ public final class MosquittoBroker: Sendable {
 
     static func configurationText(
         _ configuration: Configuration, port: Int, tlsPort: Int?,
-        certificates: TestCertificateAuthority?, passwordFile: String?
+        certificates: TestCertificateAuthority?, passwordFile: String?, unixSocketPaths: [String] = []
     ) -> String {
         var lines = [
             "# Generated by ipcemu for a private broker; rewritten on every start.",
@@ -306,7 +332,8 @@ public final class MosquittoBroker: Sendable {
         ]
         lines += configuration.verboseLog
             ? ["log_type all"]
-            : ["log_type error", "log_type warning", "log_type notice", "log_type information"]
+            : ["log_type error"] + (configuration.logsWarnings ? ["log_type warning"] : [])
+                + ["log_type notice", "log_type information"]
         // As root, mosquitto drops to the `mosquitto` user unless told to stay root.
         if geteuid() == 0 { lines.append("user root") }
         if let passwordFile { lines.append("password_file \(passwordFile)") }
@@ -322,15 +349,19 @@ public final class MosquittoBroker: Sendable {
                 "require_certificate \(configuration.requireClientCertificate)",
             ]
         }
+        // Unix socket listeners (mosquitto 2.0.11 listens on each with a backlog of 10).
+        for path in unixSocketPaths { lines += ["", "listener 0 \(path)"] }
         lines += configuration.extraConfiguration
         return lines.joined(separator: "\n") + "\n"
     }
 }
 
 extension MosquittoBroker.Configuration {
-    /// The mosquitto.conf this configuration produces for `port` (plain listener only).
-    public func generatedText(port: Int) -> String {
+    /// The mosquitto.conf this configuration produces for `port` (plain listener, and Unix
+    /// socket listeners at `unixSocketPaths`).
+    public func generatedText(port: Int, unixSocketPaths: [String] = []) -> String {
         MosquittoBroker.configurationText(
-            self, port: port, tlsPort: nil, certificates: nil, passwordFile: nil)
+            self, port: port, tlsPort: nil, certificates: nil, passwordFile: nil,
+            unixSocketPaths: unixSocketPaths)
     }
 }
