@@ -36,6 +36,10 @@ extension BenchCommand {
             "Private mosquitto processes the bench starts and gives the fleet as its --broker list (each device on the one its devId hashes to); the calls of each broker's devices go through that broker.",
             valueName: "K"))
         var brokers: Int = 1
+        @Option(help: ArgumentHelp(
+            "How the fleet's devices reach the private brokers: unix (Unix domain sockets) or tcp (loopback ports); the bench's own clients use TCP either way.",
+            valueName: "tcp|unix"))
+        var privateBrokerTransport: PrivateBrokerTransport = .unix
         @Flag(help: "After the load phase, a reconnect storm (SIGUSR1 to the fleet) timed until every device is back online.")
         var reconnectStorm = false
         @Flag(help: "Instead of a fleet process: what one device holds, part by part, measured in this process on --count devices.")
@@ -70,14 +74,15 @@ extension BenchCommand {
                 do {
                     // The bench's own watchers take 10,000s of retained and live messages in bursts:
                     // unbounded queues, so the broker never drops what the bench must see.
-                    privates.append(try PrivateBroker(listeners: listeners, maxInflightMessages: 1000, maxQueuedMessages: 0))
+                    privates.append(try PrivateBroker(listeners: listeners, transport: privateBrokerTransport,
+                                                      maxInflightMessages: 1000, maxQueuedMessages: 0))
                 } catch {
                     throw ValidationError("cannot start mosquitto: \(error)")
                 }
             }
             let started = privates.map(\.broker)
             let list: FleetBrokerList
-            do { list = try FleetBrokerList(urls: privates.flatMap(\.urls)) } catch { throw ValidationError(error.description) }
+            do { list = try FleetBrokerList(urls: privates.flatMap(\.deviceURLs)) } catch { throw ValidationError(error.description) }
             let brokerURLs = list.urls.joined(separator: ",")
             let template = try loadProfile(profile)
             let ids = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: count)]).devIds(0..<count)

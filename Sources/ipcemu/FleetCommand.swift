@@ -40,7 +40,7 @@ struct FleetCommand: AsyncParsableCommand {
     var shard: String?
 
     @Option(help: ArgumentHelp(
-        "Broker URL, mqtt://host:port or mqtts://host:port; repeat it or give mqtt://host:PORT1,PORT2,... for several brokers, each device on the one its devId hashes to (docs/fleet.md). Default: private mosquitto processes sized for the fleet.",
+        "Broker URL, mqtt://host:port, mqtts://host:port or unix:///path/to.sock; repeat it or give mqtt://host:PORT1,PORT2,... for several brokers, each device on the one its devId hashes to (docs/fleet.md). Default: private mosquitto processes sized for the fleet.",
         valueName: "URL"))
     var broker: [String] = []
 
@@ -48,6 +48,11 @@ struct FleetCommand: AsyncParsableCommand {
         "Private mosquitto processes to start without --broker (default: as many as the descriptor limit needs, one per about that many devices).",
         valueName: "K"))
     var privateBrokers: Int?
+
+    @Option(help: ArgumentHelp(
+        "How devices reach the private brokers: unix (Unix domain sockets in each broker's private directory; the default, TCP with --source-ip) or tcp (loopback ports). Apps connect over TCP either way.",
+        valueName: "tcp|unix"))
+    var privateBrokerTransport: PrivateBrokerTransport?
 
     @Option(help: "Devices started per second (default: as fast as the broker brings them online, 500 at a time).")
     var connectRate: Double?
@@ -118,6 +123,17 @@ struct FleetCommand: AsyncParsableCommand {
         if !broker.isEmpty {
             do { _ = try FleetBrokerList(arguments: broker) } catch { throw ValidationError(error.description) }
         }
+        if privateBrokerTransport != nil, !broker.isEmpty {
+            throw ValidationError("--private-broker-transport is for the private brokers: leave it out with --broker")
+        }
+        if let sourceIP {
+            if privateBrokerTransport == .unix {
+                throw ValidationError("--source-ip \(sourceIP) needs TCP: Unix sockets have no source address (use --private-broker-transport tcp)")
+            }
+            if let unix = broker.first(where: { $0.contains(MQTTBrokerEndpoint.unixScheme) }) {
+                throw ValidationError("--source-ip \(sourceIP) needs TCP brokers: a Unix socket has no source address (--broker \(unix))")
+            }
+        }
         if let privateBrokers {
             guard broker.isEmpty else { throw ValidationError("--private-brokers is for the private brokers: leave it out with --broker") }
             guard (1...64).contains(privateBrokers) else {
@@ -152,8 +168,11 @@ struct FleetCommand: AsyncParsableCommand {
         // Start-up: the broker, the journal file and the control address are had here, before
         // any device goes online; then one service group, shut down in the reverse order.
         // Several brokers travel as one comma-separated list of URLs (workers get it whole).
+        // The devices' list (Unix sockets by default) and the one shown for apps (TCP, in the same
+        // order: device i of either list reaches the same broker).
         let embedded = try startPrivateBrokers(devices: positions.count, budget: budget, output: output)
-        let brokerURL = broker.isEmpty ? embedded.flatMap(\.urls).joined(separator: ",") : broker.joined(separator: ",")
+        let brokerURL = broker.isEmpty ? embedded.flatMap(\.deviceURLs).joined(separator: ",") : broker.joined(separator: ",")
+        let shownURL = broker.isEmpty ? embedded.flatMap(\.urls).joined(separator: ",") : brokerURL
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         for b in embedded { services.append(.init(service: BrokerService(broker: b.broker))) }
         do {
@@ -173,7 +192,7 @@ struct FleetCommand: AsyncParsableCommand {
             }
             if supervised {
                 let supervisor = FleetSupervisor(command: self, positions: positions, blocks: blocks, brokerURL: brokerURL,
-                                                 output: output, fleet: fleet, registry: control?.registry, log: log)
+                                                 shownBrokerURL: shownURL, output: output, fleet: fleet, registry: control?.registry, log: log)
                 services.append(.init(service: supervisor))
                 FleetStormSignal.install(fleet: fleet, output: output) { supervisor.runningWorkerIDs }
                 // A worker that exits on its own ends the whole fleet, gracefully.
@@ -182,7 +201,7 @@ struct FleetCommand: AsyncParsableCommand {
             } else {
                 FleetStormSignal.install(fleet: fleet, output: output)
                 services.append(.init(service: FleetService(fleet: fleet, registry: control?.registry, output: output,
-                                                            brokerURL: brokerURL, log: log)))
+                                                            brokerURL: shownURL, log: log)))
             }
         } catch {
             for b in embedded { b.broker.stop() }

@@ -8,36 +8,52 @@ import MQTTTransport
 /// device published its offline status through it (docs/fleet.md "Several brokers").
 extension FleetCommand {
     /// Starts the private brokers (none with --broker); one that cannot start stops the others.
-    /// Each listens on as many ports as its share of the devices needs (`listenersNeeded`); the
-    /// fleet's broker list is every listener, broker by broker.
+    /// Each has as many listeners for devices as its share of the devices needs
+    /// (`listenersNeeded`): Unix sockets by default, TCP ports with `--private-broker-transport
+    /// tcp`; the fleet's broker list is every one of them, broker by broker.
     func startPrivateBrokers(devices: Int, budget: DescriptorBudget, output: FleetOutput) throws -> [PrivateBroker] {
         guard broker.isEmpty else { return [] }
         let count = privateBrokers ?? FleetBrokerList.privateBrokersNeeded(devices: devices, descriptorLimit: budget.limit)
         let listeners = Self.listenersNeeded(devicesPerBroker: (devices + count - 1) / max(1, count))
+        let transport = privateBrokerTransportChosen
         var started: [PrivateBroker] = []
         for _ in 0..<count {
             do {
-                started.append(try PrivateBroker(listeners: listeners, maxQueuedMessages: 1000))
+                started.append(try PrivateBroker(listeners: listeners, transport: transport, maxQueuedMessages: 1000))
             } catch {
                 for b in started { b.broker.stop() }
                 throw ValidationError("cannot start private broker \(started.count + 1) of \(count): \(error)")
             }
         }
-        let ports = listeners == 1 ? "" : " (\(listeners) listener ports each)"
+        let each = started.count == 1 ? "" : " each"
+        let how = switch transport {
+        case .tcp: listeners == 1 ? "" : " (\(listeners) listener ports\(each))"
+        case .unix: started.count == 1
+            ? " (devices over \(listeners) Unix socket\(listeners == 1 ? "" : "s") in \(started[0].broker.directory))"
+            : " (devices over \(listeners) Unix socket\(listeners == 1 ? "" : "s")\(each))"
+        }
         if started.count == 1, let only = started.first {
-            output.note("private broker at \(only.urls.joined(separator: ", "))\(ports)")
+            output.note("private broker at \(only.urls.joined(separator: ", "))\(how)")
         } else {
             let perBroker = max(0, budget.limit - FleetBrokerList.privateBrokerReserve)
-            output.note("\(started.count) private brokers at \(started.map(\.broker.url).joined(separator: ", "))\(ports)"
+            output.note("\(started.count) private brokers at \(started.map(\.broker.url).joined(separator: ", "))\(how)"
                         + (privateBrokers == nil ? " (each holds at most \(perBroker) clients: descriptor limit \(budget.limit))" : ""))
         }
         return started
+    }
+
+    /// The private brokers' transport for devices: `--private-broker-transport`, else Unix sockets,
+    /// or TCP when `--source-ip` asks for source addresses (which only TCP has).
+    var privateBrokerTransportChosen: PrivateBrokerTransport {
+        privateBrokerTransport ?? (sourceIP == nil ? .unix : .tcp)
     }
 
     /// Connections towards one listener (address and port) at most, by design: past a few
     /// thousand from one source address, the kernel's search for a free ephemeral port at each
     /// connect (`__inet_hash_connect`, checking every candidate's 4-tuple) took a quarter of the
     /// machine's CPU at 20,000 devices on one port (docs/fleet.md "100,000 devices on one host").
+    /// Unix sockets have no ports; they keep the same count (each has an accept backlog of 10, and
+    /// the connect window is per listener).
     static let devicesPerListener = 5000
 
     static func listenersNeeded(devicesPerBroker: Int) -> Int {
@@ -45,14 +61,29 @@ extension FleetCommand {
     }
 }
 
+/// How a fleet's devices reach its private brokers (`--private-broker-transport`).
+enum PrivateBrokerTransport: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// Loopback TCP ports (`mqtt://127.0.0.1:PORT`).
+    case tcp
+    /// Unix domain sockets in the broker's private directory (`unix:///…/mqtt-0.sock`): no
+    /// handshake, no ACK segments, no TIME_WAIT, no ephemeral port search.
+    case unix
+}
+
 /// A private mosquitto listening on one or more loopback ports (all the same broker: a device on
-/// any of them reaches every other).
+/// any of them reaches every other), and on as many Unix sockets when its devices use them.
 struct PrivateBroker: Sendable {
     let broker: MosquittoBroker
-    /// `mqtt://HOST:PORT` of every listener, the broker's own port first.
+    /// `mqtt://HOST:PORT` of every TCP listener, the broker's own port first: what apps and people
+    /// connect to (and, over TCP, the devices).
     let urls: [String]
+    /// What the fleet's devices connect to, in the same order as `urls` (device number i of a
+    /// list reaches the same broker over either): `urls` over TCP, else `unix:///PATH` of every
+    /// Unix socket listener.
+    let deviceURLs: [String]
 
-    init(listeners: Int, maxInflightMessages: Int = 100, maxQueuedMessages: Int) throws {
+    init(listeners: Int, transport: PrivateBrokerTransport = .unix, maxInflightMessages: Int = 100,
+         maxQueuedMessages: Int) throws {
         var extra: [Int] = []
         var lines = ["max_connections -1"]
         for _ in 1..<max(1, listeners) {
@@ -61,11 +92,15 @@ struct PrivateBroker: Sendable {
             extra.append(port)
             lines += ["", "listener \(port) 127.0.0.1", "max_connections -1"]
         }
-        // No line per connect and disconnect: at fleet scale mosquitto spent its CPU on them.
+        // No line per connect and disconnect: at fleet scale mosquitto spent its CPU on them. Over
+        // Unix sockets no warning either: mosquitto 2.0.11 logs one per socket it accepts there
+        // (it cannot set TCP_NODELAY on it).
+        let unix = transport == .unix
         broker = try MosquittoBroker(MosquittoBroker.Configuration(
             maxInflightMessages: maxInflightMessages, maxQueuedMessages: maxQueuedMessages, logsConnections: false,
-            extraConfiguration: lines))
+            logsWarnings: !unix, unixSockets: unix ? max(1, listeners) : 0, extraConfiguration: lines))
         let host = broker.host
         urls = [broker.url] + extra.map { "mqtt://\(host):\($0)" }
+        deviceURLs = unix ? broker.unixURLs : urls
     }
 }

@@ -17,6 +17,8 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     /// The first block is held here, by `fleet`; a worker holds each other one.
     let blocks: [Range<Int>]
     let brokerURL: String
+    /// The broker list the online line shows (the private brokers' TCP listeners, for apps).
+    let shownBrokerURL: String
     let output: FleetOutput
     let fleet: Fleet
     let registry: DeviceRegistry?
@@ -52,12 +54,14 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     /// The process ids of the workers running now (SIGUSR1 is passed on to them: FleetStormSignal).
     var runningWorkerIDs: [pid_t] { workers.filter { $0.process.isRunning }.map { $0.process.processIdentifier } }
 
-    init(command: FleetCommand, positions: Range<Int>, blocks: [Range<Int>], brokerURL: String, output: FleetOutput,
+    init(command: FleetCommand, positions: Range<Int>, blocks: [Range<Int>], brokerURL: String,
+         shownBrokerURL: String, output: FleetOutput,
          fleet: Fleet, registry: DeviceRegistry?, log: EventLog) {
         self.command = command
         self.positions = positions
         self.blocks = blocks
         self.brokerURL = brokerURL
+        self.shownBrokerURL = shownBrokerURL
         self.output = output
         self.fleet = fleet
         self.registry = registry
@@ -141,7 +145,7 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
             power.asleep += p.asleep
             power.waking += p.waking
         }
-        output.online(summary, rssBytes: rss, rssBeforeBytes: 0, pssBytes: pss, processes: workerCount, brokerURL: brokerURL,
+        output.online(summary, rssBytes: rss, rssBeforeBytes: 0, pssBytes: pss, processes: workerCount, brokerURL: shownBrokerURL,
                       power: power)
         await register(fleet, in: registry, log: log)
         let powerLines = output.watchPower(fleet) { [self] in
