@@ -25,19 +25,21 @@ extension FleetCommand {
                 throw ValidationError("cannot start private broker \(started.count + 1) of \(count): \(error)")
             }
         }
-        let each = started.count == 1 ? "" : " each"
-        let how = switch transport {
-        case .tcp: listeners == 1 ? "" : " (\(listeners) listener ports\(each))"
-        case .unix: started.count == 1
-            ? " (devices over \(listeners) Unix socket\(listeners == 1 ? "" : "s") in \(started[0].broker.directory))"
-            : " (devices over \(listeners) Unix socket\(listeners == 1 ? "" : "s")\(each))"
-        }
+        // The first note as it always was (its URLs are the TCP ones apps use); the devices'
+        // Unix sockets on a note of their own.
+        let ports = listeners > 1 ? " (\(listeners) listener ports each)" : ""
         if started.count == 1, let only = started.first {
-            output.note("private broker at \(only.urls.joined(separator: ", "))\(how)")
+            output.note("private broker at \(only.urls.joined(separator: ", "))\(ports)")
         } else {
             let perBroker = max(0, budget.limit - FleetBrokerList.privateBrokerReserve)
-            output.note("\(started.count) private brokers at \(started.map(\.broker.url).joined(separator: ", "))\(how)"
+            output.note("\(started.count) private brokers at \(started.map(\.broker.url).joined(separator: ", "))\(ports)"
                         + (privateBrokers == nil ? " (each holds at most \(perBroker) clients: descriptor limit \(budget.limit))" : ""))
+        }
+        if transport == .unix {
+            let sockets = "\(listeners) Unix socket\(listeners == 1 ? "" : "s")"
+            output.note("devices over " + (started.count == 1
+                ? "\(sockets) in \(started[0].broker.directory)"
+                : "\(sockets) per broker, in " + started.map(\.broker.directory).joined(separator: ", ")))
         }
         return started
     }
