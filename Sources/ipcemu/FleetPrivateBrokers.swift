@@ -9,8 +9,8 @@ import MQTTTransport
 extension FleetCommand {
     /// Starts the private brokers (none with --broker); one that cannot start stops the others.
     /// Each has as many listeners for devices as its share of the devices needs
-    /// (`listenersNeeded`): Unix sockets by default, TCP ports with `--private-broker-transport
-    /// tcp`; the fleet's broker list is every one of them, broker by broker.
+    /// (`listenersNeeded`): TCP ports by default, Unix sockets with `--private-broker-transport
+    /// unix`; the fleet's broker list is every one of them, broker by broker.
     func startPrivateBrokers(devices: Int, budget: DescriptorBudget, output: FleetOutput) throws -> [PrivateBroker] {
         guard broker.isEmpty else { return [] }
         let count = privateBrokers ?? FleetBrokerList.privateBrokersNeeded(devices: devices, descriptorLimit: budget.limit)
@@ -44,10 +44,12 @@ extension FleetCommand {
         return started
     }
 
-    /// The private brokers' transport for devices: `--private-broker-transport`, else Unix sockets,
-    /// or TCP when `--source-ip` asks for source addresses (which only TCP has).
+    /// The private brokers' transport for devices: `--private-broker-transport`, else TCP. Unix
+    /// sockets are not the default yet: mosquitto's accept backlog of 10 per Unix socket, shared
+    /// by every fleet process's connect window, made 100,000 devices retry and come online slower
+    /// (docs/fleet.md "Devices over Unix sockets").
     var privateBrokerTransportChosen: PrivateBrokerTransport {
-        privateBrokerTransport ?? (sourceIP == nil ? .unix : .tcp)
+        privateBrokerTransport ?? .tcp
     }
 
     /// Connections towards one listener (address and port) at most, by design: past a few
@@ -84,7 +86,7 @@ struct PrivateBroker: Sendable {
     /// Unix socket listener.
     let deviceURLs: [String]
 
-    init(listeners: Int, transport: PrivateBrokerTransport = .unix, maxInflightMessages: Int = 100,
+    init(listeners: Int, transport: PrivateBrokerTransport = .tcp, maxInflightMessages: Int = 100,
          maxQueuedMessages: Int) throws {
         var extra: [Int] = []
         var lines = ["max_connections -1"]

@@ -76,11 +76,11 @@ struct FleetUnixSocketTests {
         #expect(!broker.log().contains("TCP_NODELAY"))
     }
 
-    @Test("ipcemu fleet: devices over Unix sockets by default, apps shown the TCP URL; SIGUSR1 storm; SIGTERM removes the sockets")
+    @Test("ipcemu fleet --private-broker-transport unix: devices over Unix sockets, apps shown the TCP URL; SIGUSR1 storm; SIGTERM removes the sockets")
     func fleetCommandDefault() async throws {
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "uxc-{index:4}")
-        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):20", "--json", "--log-level", "error"])
+        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):20", "--private-broker-transport", "unix", "--json", "--log-level", "error"])
         #expect(await fleet.waitFor(#""event":"online""#, timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
         let note = jsonEvents(fleet.stdout).compactMap { $0["message"] as? String }.first { $0.hasPrefix("private broker at ") } ?? ""
         let devices = jsonEvents(fleet.stdout).compactMap { $0["message"] as? String }.first { $0.hasPrefix("devices over 1 Unix socket in ") } ?? ""
@@ -106,11 +106,11 @@ struct FleetUnixSocketTests {
         #expect(!FileManager.default.fileExists(atPath: socket), "\(socket) left behind")
     }
 
-    @Test("--private-broker-transport tcp keeps the devices on loopback TCP")
-    func fleetCommandTCP() async throws {
+    @Test("The default (and --private-broker-transport tcp) keeps the devices on loopback TCP", arguments: [[], ["--private-broker-transport", "tcp"]])
+    func fleetCommandTCP(transport: [String]) async throws {
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "uxt-{index:4}")
-        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):5", "--private-broker-transport", "tcp", "--json"])
+        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):5"] + transport + ["--json"])
         #expect(await fleet.waitFor(#""event":"online""#, timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
         let note = jsonEvents(fleet.stdout).compactMap { $0["message"] as? String }.first { $0.hasPrefix("private broker at ") } ?? ""
         #expect(!note.isEmpty && !fleet.stdout.contains("Unix socket"), "\(fleet.stdout)")
