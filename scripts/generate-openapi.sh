@@ -12,6 +12,7 @@
 # Usage: scripts/generate-openapi.sh          regenerate after changing openapi.yaml or the config
 #        scripts/generate-openapi.sh --check  fail (exit 1) if the committed code is not what the
 #                                             generator makes now (CI: scripts/test.sh)
+#        scripts/generate-openapi.sh --build-only  only build the generator's CLI (CI, beside its tests)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -38,6 +39,7 @@ echo "// Not used: this package only builds swift-openapi-generator's CLI." > "$
 swift build --package-path "$tool" --product swift-openapi-generator 2>&1 | grep -E "error:|Build complete" >&2 || true
 generator="$(swift build --package-path "$tool" --show-bin-path)/swift-openapi-generator"
 [ -x "$generator" ] || { echo "generate-openapi: the generator's CLI did not build" >&2; exit 1; }
+[ "${1:-}" = "--build-only" ] && { echo "generate-openapi: built $generator"; exit 0; }
 out="$(mktemp -d "${TMPDIR:-/tmp}/ipcemu-openapi-gen.XXXXXX")"
 trap 'rm -rf "$out"' EXIT
 "$generator" generate "$spec/openapi.yaml" --config "$spec/openapi-generator-config.yaml" --output-directory "$out" > "$out.log" 2>&1 \

@@ -5,7 +5,9 @@
 # a man page per command (usr/share/man/man1/ipcemu*.1.gz).
 # Depends: what dpkg-shlibdeps derives from the binary's libraries (ldd + dpkg -S, with versions)
 # plus the Debian packages of the GStreamer elements the code uses; mosquitto is recommended.
-# Usage: scripts/package-deb.sh [--no-build]   (--no-build: package the binary already built)
+# Usage: scripts/package-deb.sh [--no-build | --build-only]   (--no-build: package the binary already
+#        built; --build-only: only the builds, the release binary and the man-page tool: CI makes
+#        them beside its tests, scripts/test.sh)
 # Prints the path of the .deb last. scripts/check-deb.sh installs it in a fresh Debian 12 root.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -13,13 +15,16 @@ cd "$root"
 # IPCEMU_DEB_SCRATCH: another release scratch folder to build in (CI passes the one its release
 # build already filled: --static-swift-stdlib changes only the link).
 scratch="$root/${IPCEMU_DEB_SCRATCH:-.build-release}"
-build=1
-[ "${1:-}" = "--no-build" ] && build=0
+mode="${1:-}"
+case "$mode" in
+  ""|--no-build|--build-only) ;;
+  *) echo "package-deb: unknown option '$mode' (expected --no-build or --build-only)" >&2; exit 2 ;;
+esac
 
 version="$(sed -n 's/.*static let version = "\([^"]*\)".*/\1/p' Sources/ipcemu/IPCEmu.swift | head -1)"
 [ -n "$version" ] || { echo "package-deb: no version in Sources/ipcemu/IPCEmu.swift" >&2; exit 1; }
 arch="$(dpkg --print-architecture)"
-if [ $build -eq 1 ]; then
+if [ "$mode" != --no-build ]; then
   echo "package-deb: swift build -c release --product ipcemu --static-swift-stdlib (scratch ${scratch#$root/})"
   started=$SECONDS
   swift build -c release --product ipcemu --static-swift-stdlib --scratch-path "$scratch" 2>&1 | grep -E "error:|Build of product|Build complete" || true
@@ -27,6 +32,14 @@ if [ $build -eq 1 ]; then
 fi
 binary="$scratch/release/ipcemu"
 [ -x "$binary" ] || { echo "package-deb: $binary was not built" >&2; exit 1; }
+# The man-page tool: swift-argument-parser's generate-manual, built from the package checkout the
+# release build already resolved (debug, its own scratch folder; a no-op once built).
+parser_checkout="$scratch/checkouts/swift-argument-parser"
+[ -d "$parser_checkout" ] || { echo "package-deb: $parser_checkout is missing (resolve the package first)" >&2; exit 1; }
+swift build --package-path "$parser_checkout" --product generate-manual --scratch-path "$root/.build-manual" 2>&1 \
+  | grep -E "error:" >&2 || true
+[ -x "$root/.build-manual/debug/generate-manual" ] || { echo "package-deb: generate-manual was not built" >&2; exit 1; }
+[ "$mode" = --build-only ] && { echo "package-deb: built $binary and the man-page tool"; exit 0; }
 # Nothing of Swift may be loaded from outside the package.
 if ldd "$binary" | grep -E "libswift|libFoundation|libdispatch|libBlocksRuntime|lib_FoundationICU" >&2; then
   echo "package-deb: the binary loads Swift libraries dynamically (see above); build with --static-swift-stdlib" >&2
@@ -47,13 +60,8 @@ install -m 0644 deploy/debian/ipcemu@.service "$stage/lib/systemd/system/ipcemu@
 install -m 0644 README.md "$stage/usr/share/doc/ipcemu/README.md"
 "$stage/usr/bin/ipcemu" --help > "$stage/usr/share/doc/ipcemu/ipcemu-help.txt" 2>&1 || true
 # Man pages, one per command (`man ipcemu`, `man ipcemu.run`, `man ipcemu.app.call` ...): made from
-# the binary's own help (--experimental-dump-help) by swift-argument-parser's generate-manual tool,
-# built from the package checkout the release build already resolved (debug, its own scratch folder).
-parser_checkout="$scratch/checkouts/swift-argument-parser"
-[ -d "$parser_checkout" ] || { echo "package-deb: $parser_checkout is missing (resolve the package first)" >&2; exit 1; }
-swift build --package-path "$parser_checkout" --product generate-manual --scratch-path "$root/.build-manual" 2>&1 \
-  | grep -E "error:" >&2 || true
-[ -x "$root/.build-manual/debug/generate-manual" ] || { echo "package-deb: generate-manual was not built" >&2; exit 1; }
+# the binary's own help (--experimental-dump-help) by swift-argument-parser's generate-manual tool
+# (built above).
 install -d "$stage/usr/share/man/man1"
 "$root/.build-manual/debug/generate-manual" "$stage/usr/bin/ipcemu" --multi-page --section 1 \
   --authors "ipcemu developers" --output-directory "$stage/usr/share/man/man1"

@@ -31,25 +31,45 @@ step_done "the build"
 # says why it cannot.
 for pid in "${prepare_pids[@]}"; do wait "$pid" || echo "test.sh: a machine cache was not prepared (see $prepare_log; it is made again where needed)" >&2; done
 step_done "the machine caches (beside the build)"
+# The builds the later steps need are made beside the serial tests, at idle CPU priority
+# (SCHED_IDLE): the release binary and the man-page tool (the package and the simulation), the
+# OpenAPI generator and the fuzz targets. The tests mostly wait on sockets, timers and child
+# processes; an idle-priority task gets only the CPU they leave and gives it up the moment a test's
+# thread wakes. Each later step then finds its build made (a no-op); a build that failed here is
+# made again by its step, which shows the error. On a machine that has them they take seconds.
+fuzz_targets=${FUZZ_SMOKE_TARGETS:-"wire sdp profile engine cloud"}
+fuzz_smoke=0
+if [[ ${FUZZ_SMOKE_SECONDS:-20} -gt 0 ]] && scripts/fuzz.sh supported; then fuzz_smoke=1; fi
+later_log=/tmp/ipcemu-later-builds.log
+# A process group of its own (setsid), so a run that stops early (a failed test) stops it too.
+setsid chrt --idle 0 bash -c 'rc=0
+  scripts/package-deb.sh --build-only || rc=1
+  scripts/generate-openapi.sh --build-only || rc=1
+  if [[ $1 -eq 1 ]]; then scripts/fuzz.sh build "$2" || rc=1; fi
+  exit $rc' later-builds "$fuzz_smoke" "$fuzz_targets" > "$later_log" 2>&1 &
+later_pid=$!
+trap 'kill -- "-$later_pid" 2>/dev/null || true' EXIT
 # Serial: two cores give Swift two cooperative threads; tests that wait on child processes
 # (qemu, the CLI) must not starve the timing-sensitive end-to-end tests.
 swift test --skip-build --no-parallel "$@"
 step_done "the Swift tests"
 scripts/check-openapi.sh   # schemathesis against the live control API (docs/control.md)
 step_done "schemathesis"
+wait "$later_pid" || echo "test.sh: a build beside the tests failed (see $later_log); its step makes it again" >&2
+step_done "the rest of the builds beside the tests"
 # The committed OpenAPI code (Sources/ControlAPISpec/Generated) is what the pinned generator makes
 # of openapi.yaml now (docs/building.md).
 scripts/generate-openapi.sh --check
 step_done "the generated OpenAPI code check"
 # One release build serves the package and the simulation (.build-release, the Swift runtime linked
-# in; a second release build would cost CI several minutes).
+# in; a second release build would cost CI several minutes), made beside the tests (above).
 # The Debian package (issue 22, docs/building.md): installed with apt-get in a fresh Debian 12 root
 # (cached debootstrap) and called from here over loopback. IPCEMU_SKIP_DEB=1 skips the package.
 if [[ -z "${IPCEMU_SKIP_DEB:-}" ]]; then
   scripts/package-deb.sh
   step_done "the Debian package"
 else
-  swift build -c release --product ipcemu --static-swift-stdlib --scratch-path .build-release 2>&1 | grep -E "error:" || true
+  scripts/package-deb.sh --build-only
   step_done "the release build"
 fi
 # The deterministic simulation (issue 23, docs/simulation.md): 100,000 calls on a fixed seed, then
@@ -66,8 +86,8 @@ fi
 # Fuzz smoke (issue 10): the wire, SDP, profile, engine and cloud (issue 21) targets FUZZ_SMOKE_SECONDS (default 20)
 # each from their committed seeds, built in .build-fuzz, when the toolchain has libFuzzer;
 # FUZZ_SMOKE_SECONDS=0 skips it. The control-body target runs in scripts/fuzz.sh's long runs.
-if [[ ${FUZZ_SMOKE_SECONDS:-20} -gt 0 ]] && scripts/fuzz.sh supported; then
-  FUZZ_SMOKE_TARGETS=${FUZZ_SMOKE_TARGETS:-"wire sdp profile engine cloud"} scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-20}"
+if [[ $fuzz_smoke -eq 1 ]]; then
+  FUZZ_SMOKE_TARGETS=$fuzz_targets scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-20}"
   step_done "the fuzz smoke"
 fi
 # The testing library as other projects use it: the pytest fixtures installed with pip, and a
