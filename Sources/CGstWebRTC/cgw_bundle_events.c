@@ -32,31 +32,16 @@ static GstPadProbeReturn drop_tos_event(GstPad *pad, GstPadProbeInfo *info, gpoi
     return GST_PAD_PROBE_OK;
 }
 
+static void probe_tos_events(GstPad *pad, gpointer data) {
+    if (gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, drop_tos_event, NULL, NULL) != 0) {
+        (*(int *)data)++;
+    }
+}
+
 int cgw_webrtc_drop_tos_events(CgwElement *webrtc) {
     if (webrtc == NULL) return 0;
     int added = 0;
-    GstIterator *it = gst_element_iterate_sink_pads(GST_ELEMENT(webrtc));
-    GValue item = G_VALUE_INIT;
-    gboolean done = FALSE;
-    while (!done) {
-        switch (gst_iterator_next(it, &item)) {
-        case GST_ITERATOR_OK: {
-            GstPad *pad = g_value_get_object(&item);
-            if (gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, drop_tos_event, NULL, NULL) != 0) added++;
-            g_value_reset(&item);
-            break;
-        }
-        case GST_ITERATOR_RESYNC:
-            gst_iterator_resync(it);
-            added = 0;
-            break;
-        default:
-            done = TRUE;
-            break;
-        }
-    }
-    g_value_unset(&item);
-    gst_iterator_free(it);
+    cgw_for_each_sink_pad(GST_ELEMENT(webrtc), probe_tos_events, &added);
     return added;
 }
 

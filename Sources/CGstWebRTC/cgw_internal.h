@@ -45,6 +45,9 @@ GParamSpec *cgw_find_property(void *object, const char *property);
 
 /* Calls visit for every element inside bin, at any depth (cgw_media.c). */
 void cgw_for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data);
+/* Calls visit for every sink pad of element (cgw_media.c). Both visit each object once, after the
+ * iteration is done, even when the iterator resyncs. */
+void cgw_for_each_sink_pad(GstElement *element, void (*visit)(GstPad *, gpointer), gpointer data);
 /* Whether element was made by the factory called name. */
 bool cgw_has_factory(GstElement *element, const char *name);
 

@@ -209,18 +209,21 @@ unsigned long cgw_pad_count_buffers(CgwPad *pad, cgw_buffers_fn fn, void *ctx, c
                              cgw_callback_new((void *)fn, ctx, release), cgw_callback_free);
 }
 
-/* Calls visit(element, data) for every element inside a bin, recursively. */
-void cgw_for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data) {
-    GstIterator *it = gst_bin_iterate_recurse(bin);
+/* Every object the iterator yields, each held by a reference (the array's free function drops
+ * them). When the iterator resyncs the gathering starts again, so the callers below visit each
+ * object once, after the iteration is done. Frees the iterator. */
+static GPtrArray *gather_objects(GstIterator *it) {
+    GPtrArray *objects = g_ptr_array_new_with_free_func(gst_object_unref);
     GValue item = G_VALUE_INIT;
     gboolean done = FALSE;
     while (!done) {
         switch (gst_iterator_next(it, &item)) {
         case GST_ITERATOR_OK:
-            visit(g_value_get_object(&item), data);
+            g_ptr_array_add(objects, g_value_dup_object(&item));
             g_value_reset(&item);
             break;
         case GST_ITERATOR_RESYNC:
+            g_ptr_array_set_size(objects, 0);
             gst_iterator_resync(it);
             break;
         default:
@@ -230,6 +233,21 @@ void cgw_for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gp
     }
     g_value_unset(&item);
     gst_iterator_free(it);
+    return objects;
+}
+
+/* Calls visit(element, data) for every element inside a bin, recursively. */
+void cgw_for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data) {
+    GPtrArray *elements = gather_objects(gst_bin_iterate_recurse(bin));
+    for (guint i = 0; i < elements->len; i++) visit(GST_ELEMENT(g_ptr_array_index(elements, i)), data);
+    g_ptr_array_unref(elements);
+}
+
+/* Calls visit(pad, data) for every sink pad of element. */
+void cgw_for_each_sink_pad(GstElement *element, void (*visit)(GstPad *, gpointer), gpointer data) {
+    GPtrArray *pads = gather_objects(gst_element_iterate_sink_pads(element));
+    for (guint i = 0; i < pads->len; i++) visit(GST_PAD(g_ptr_array_index(pads, i)), data);
+    g_ptr_array_unref(pads);
 }
 
 bool cgw_has_factory(GstElement *element, const char *name) {
