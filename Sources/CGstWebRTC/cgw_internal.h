@@ -51,6 +51,10 @@ void cgw_for_each_sink_pad(GstElement *element, void (*visit)(GstPad *, gpointer
 /* Whether element was made by the factory called name. */
 bool cgw_has_factory(GstElement *element, const char *name);
 
+/* A pushed pad with `caps` (taken) linked to `sink`, its stream-start, caps and shared segment
+ * stored (cgw_pusher.c). NULL with *error_out set. */
+GstPad *cgw_pusher_link(GstPad *sink, GstCaps *caps, char **error_out);
+
 /* Every trampoline starts with this: the thread it runs on runs GStreamer callbacks (see
  * cgw_current_thread_runs_gstreamer_callbacks). */
 #define MARK_CALLBACK_THREAD() cgw_mark_callback_thread()

@@ -58,6 +58,34 @@ static GstEvent *pushed_segment(void) {
     return gst_event_ref(shared_segment);
 }
 
+/* A pushed pad with `caps` (taken), linked to `sink`, its sticky events stored. NULL with
+ * *error_out set. */
+GstPad *cgw_pusher_link(GstPad *sink, GstCaps *caps, char **error_out) {
+    GstPadTemplate *templ = gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps);
+    GstPad *pad = gst_pad_new_from_template(templ, "pushed");
+    gst_object_unref(templ);
+    gst_object_ref_sink(pad);
+    gst_pad_set_event_function(pad, pusher_event);
+    gst_pad_set_query_function(pad, pusher_query);
+    GstPadLinkReturn linked = gst_pad_link(pad, sink);
+    if (linked != GST_PAD_LINK_OK || !gst_pad_set_active(pad, TRUE)) {
+        gst_caps_unref(caps);
+        gst_object_unref(pad);
+        cgw_set_error(error_out, "the pushed input could not be linked");
+        return NULL;
+    }
+    /* Sticky: kept on the pad and sent ahead of the first buffer once the pipeline plays. */
+    gchar *stream_id = g_strdup_printf("pushed-%p", (void *)pad);
+    GstEvent *start = gst_event_new_stream_start(stream_id);
+    g_free(stream_id);
+    gst_event_set_group_id(start, gst_util_group_id_next());
+    gst_pad_push_event(pad, start);
+    gst_pad_push_event(pad, gst_event_new_caps(caps));
+    gst_pad_push_event(pad, pushed_segment());
+    gst_caps_unref(caps);
+    return pad;
+}
+
 CgwPad *cgw_pusher_attach(CgwElement *pipeline, const char *element_name, const char *caps_text, char **error_out) {
     if (pipeline == NULL || element_name == NULL || caps_text == NULL) {
         cgw_set_error(error_out, "no pipeline, element or caps");
@@ -76,29 +104,8 @@ CgwPad *cgw_pusher_attach(CgwElement *pipeline, const char *element_name, const 
         cgw_set_error(error_out, "the pushed input's element or its sink pad is missing");
         return NULL;
     }
-    GstPadTemplate *templ = gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps);
-    GstPad *pad = gst_pad_new_from_template(templ, "pushed");
-    gst_object_unref(templ);
-    gst_object_ref_sink(pad);
-    gst_pad_set_event_function(pad, pusher_event);
-    gst_pad_set_query_function(pad, pusher_query);
-    GstPadLinkReturn linked = gst_pad_link(pad, sink);
+    GstPad *pad = cgw_pusher_link(sink, caps, error_out);
     gst_object_unref(sink);
-    if (linked != GST_PAD_LINK_OK || !gst_pad_set_active(pad, TRUE)) {
-        gst_caps_unref(caps);
-        gst_object_unref(pad);
-        cgw_set_error(error_out, "the pushed input could not be linked");
-        return NULL;
-    }
-    /* Sticky: kept on the pad and sent ahead of the first buffer once the pipeline plays. */
-    gchar *stream_id = g_strdup_printf("pushed-%p", (void *)pad);
-    GstEvent *start = gst_event_new_stream_start(stream_id);
-    g_free(stream_id);
-    gst_event_set_group_id(start, gst_util_group_id_next());
-    gst_pad_push_event(pad, start);
-    gst_pad_push_event(pad, gst_event_new_caps(caps));
-    gst_pad_push_event(pad, pushed_segment());
-    gst_caps_unref(caps);
     return pad;
 }
 

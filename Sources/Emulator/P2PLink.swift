@@ -224,10 +224,11 @@ final class P2PLink: DeviceMediaLink, Sendable {
 
     private func subscribe(_ route: Route) {
         // A recent key frame (one asked while the call rang) starts the link at once.
-        let subscription = route.feed.fanOut.subscribe(startFromRecentKeyFrame: true) { [weak self, weak route] accessUnit, isKeyFrame in
+        let subscription = route.feed.fanOut.subscribe(startFromRecentKeyFrame: true, withPackets: {
+            [weak self, weak route] accessUnit, isKeyFrame, packets in
             guard let self, let route else { return }
-            self.send(accessUnit, isKeyFrame: isKeyFrame, via: route)
-        }
+            self.send(accessUnit, isKeyFrame: isKeyFrame, packets: packets, via: route)
+        })
         let continuation = self.continuation
         let statusWatch = route.feed.capture.watchStatus { status in
             if case .stopped = status { return }
@@ -236,7 +237,7 @@ final class P2PLink: DeviceMediaLink, Sendable {
         route.ids.withLock { $0 = (subscription: subscription, statusWatch: statusWatch) }
     }
 
-    private func send(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool, via route: Route) {
+    private func send(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool, packets: RTPPackets?, via route: Route) {
         let (sends, retired): (Bool, Route?) = state.withLock { s in
             if s.closed { return (false, nil) }
             if route === s.active { return (true, nil) }
@@ -248,7 +249,7 @@ final class P2PLink: DeviceMediaLink, Sendable {
             return (true, old)
         }
         if let retired { drop(retired) }
-        if sends { answerer.pushH264AccessUnit(accessUnit, isKeyFrame: isKeyFrame) }
+        if sends { answerer.pushH264AccessUnit(accessUnit, isKeyFrame: isKeyFrame, packets: packets) }
     }
 
     private func drop(_ route: Route) {

@@ -258,8 +258,11 @@ public final class VideoFeeds: Sendable {
             self.output = output
             self.capture = capture
             let box = FeedBox()
-            // Links send each unit through their whole send path on the fan-out's lanes.
-            fanOut = VideoFanOut(delivery: .perCore) { box.feed?.forceKeyFrame() }
+            // Links send each unit through their whole send path on the fan-out's lanes; an
+            // H.264 feed makes each unit's RTP packets once, and its links send copies of them
+            // (one payloader per feed, `RTPPackets`).
+            let packetizer = codec == .h264 ? try? H264Packetizer() : nil
+            fanOut = VideoFanOut(delivery: .perCore, packetizer: packetizer) { box.feed?.forceKeyFrame() }
             box.set(self)
         }
 

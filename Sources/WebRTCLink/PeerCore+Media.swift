@@ -166,11 +166,13 @@ extension PeerCore {
 
     // MARK: Sending from appsrc or the pushed pad
 
-    /// Pushes one buffer into the "videoin" appsrc, or through the pushed pad on this thread
-    /// (`PeerCore+PushedVideo.swift`). The caller's PTS (any clock) is mapped onto the pipeline's
+    /// Pushes one buffer into the "videoin" appsrc, or its RTP packets (`packets`, or the link's
+    /// own) through the pushed pad on this thread (`PeerCore+PushedVideo.swift`). The caller's PTS (any clock) is mapped onto the pipeline's
     /// running time, keeping its spacing; nil or a jump of more than a second re-anchors.
-    func pushVideoBuffer(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64?, keyFrame: Bool) -> Bool {
-        if fields.withLock({ $0.videoPad != nil }) { return pushThroughPad(bytes, ptsNanos: ptsNanos, keyFrame: keyFrame) }
+    func pushVideoBuffer(_ bytes: UnsafeRawBufferPointer, ptsNanos: Int64?, keyFrame: Bool, packets: RTPPackets? = nil) -> Bool {
+        if fields.withLock({ $0.videoPad != nil }) {
+            return pushThroughPad(bytes, ptsNanos: ptsNanos, keyFrame: keyFrame, packets: packets)
+        }
         guard let (appsrc, pipeline) = fields.withLock({ f -> (OpaquePointer, OpaquePointer)? in
             guard f.phase != .closed, let videoIn = f.videoIn, let pipeline = f.pipeline else { return nil }
             return (videoIn, pipeline)

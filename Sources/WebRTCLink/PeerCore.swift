@@ -106,9 +106,9 @@ final class PeerCore: Sendable {
     // MARK: Start
 
     /// Builds the pipeline, applies transceiver settings, plays, and starts negotiating.
-    /// With `pushedVideoCaps`, access units are pushed (`pushVideoBuffer`) straight into the sink
-    /// pad of the payloader (`PipelineDescriptions.pushedVideoElement`), on the pushing thread,
-    /// with these caps. With
+    /// With `pushedVideoCaps` (RTP caps), access units are sent (`pushVideoBuffer`) as RTP packets
+    /// straight into webrtcbin's sink pad, in place of `PipelineDescriptions.pushedVideoElement`,
+    /// on the pushing thread (`PeerCore+PushedVideo.swift`). With
     /// `sendsSharedTone`, the process's `SharedAudioTone` is pushed into "audiopay".
     func start(
         description: String, transceivers: [TransceiverSetup], frameRate: Int?, pushedVideoCaps: String? = nil,
@@ -138,7 +138,7 @@ final class PeerCore: Sendable {
         let videoIn = cgw_bin_get_child(pipeline, "videoin")
         var videoPad: OpaquePointer?
         if let pushedVideoCaps {
-            videoPad = cgw_pusher_attach(pipeline, PipelineDescriptions.pushedVideoElement, pushedVideoCaps, &error)
+            videoPad = cgw_rtp_pusher_attach(pipeline, PipelineDescriptions.pushedVideoElement, pushedVideoCaps, nil, &error)
             if videoPad == nil {
                 if let videoIn { cgw_element_unref(videoIn) }
                 cgw_element_unref(webrtc)
@@ -192,11 +192,9 @@ final class PeerCore: Sendable {
         _ = cgw_webrtc_drop_tos_events(webrtc)
         try prebuildVideoReceiveBranch(pipeline: pipeline)
 
-        // Frames sent: counted where the link's access units leave their maker (its encoder, or
-        // the pushed pad that a shared encoder's units enter by).
-        if let videoPad {
-            _ = cgw_pad_count_buffers(videoPad, onEncodedVideo, CoreReference.retained(self), releaseCoreReference)
-        } else if let encoded = cgw_bin_get_child(pipeline, "videoencoded") {
+        // Frames sent: counted where the link's access units leave their maker (its encoder), or
+        // as a pushed link sends each unit's packets (`PeerCore+PushedVideo.swift`).
+        if videoPad == nil, let encoded = cgw_bin_get_child(pipeline, "videoencoded") {
             if let pad = cgw_element_get_static_pad(encoded, "src") {
                 _ = cgw_pad_count_buffers(pad, onEncodedVideo, CoreReference.retained(self), releaseCoreReference)
                 cgw_pad_unref(pad)

@@ -1,8 +1,8 @@
 // gst-launch descriptions of the send and receive branches, one function per branch.
 // The element named "webrtc" is the webrtcbin; "videoin" is the appsrc the caller feeds;
 // "videoencoded" is the last element before the video payloader (its src pad is probed to count
-// frames and key frames sent); a link fed pushed access units has none: its units enter the
-// payloader ("videopay") by a pad of ours, which is probed instead.
+// frames and key frames sent); a link fed pushed access units has none: the RTP packets of its
+// feed's one payloader enter webrtcbin by a pad of ours, in place of the stand-in "videopay".
 
 enum PipelineDescriptions {
     static func webrtcbin(options: LinkOptions) -> String {
@@ -64,20 +64,20 @@ enum PipelineDescriptions {
                 + " ! \(decode)videoconvert ! videoscale ! \(rawCaps(video)) ! queue max-size-buffers=2"
                 + " ! \(encode)"
         case .h264AccessUnits:
-            // No appsrc and no parser: the caller pushes access units that the shared encoder's
-            // one h264parse already made (SPS/PPS before every IDR, key frames flagged) straight
-            // into the payloader's sink pad, on its own thread (`pushedAccessUnitCaps`,
-            // `cgw_pusher_attach`). A parser per link parsed every unit once more per link.
-            // No width/height in the caps: the payloader does not need them, so the stream may
-            // change size at a key frame (PROTOCOL.md 4 `resolution`).
-            return videoPayloader(payloadType: payloadType, name: pushedVideoElement) + " ! webrtc."
+            // No appsrc, parser or payloader: the caller pushes the RTP packets of its feed's one
+            // payloader (`RTPPackets`), each link its own copies, straight into webrtcbin's sink
+            // pad. The capsfilter only holds that pad's place in the description (webrtcbin's
+            // sink pads are requested in order); `cgw_rtp_pusher_attach` takes it out and links
+            // the pushed pad there. H.264 without a size: the stream may change size at a key
+            // frame (PROTOCOL.md 4 `resolution`).
+            return "capsfilter name=\(pushedVideoElement) caps=\"\(pushedRTPCaps(payloadType: payloadType))\" ! webrtc."
         }
         return source + " ! " + videoPayloader(payloadType: payloadType) + " ! webrtc."
     }
 
-    /// Caps of the access units pushed into the payloader (`.h264AccessUnits`).
-    static func pushedAccessUnitCaps(fps: Int) -> String {
-        "video/x-h264,stream-format=byte-stream,alignment=au,framerate=\(max(1, fps))/1"
+    /// Caps of the RTP packets pushed into webrtcbin (`.h264AccessUnits`; the link's SSRC is added).
+    static func pushedRTPCaps(payloadType: Int) -> String {
+        "application/x-rtp,media=video,encoding-name=H264,payload=\(payloadType),clock-rate=90000"
     }
 
     /// Raw frames the shared encoder's appsrc holds before it drops a new one (then 2 more wait in
@@ -122,7 +122,8 @@ enum PipelineDescriptions {
             + " ! appsink name=encoded sync=false async=false max-buffers=8 drop=false"
     }
 
-    /// The element whose sink pad a link's pushed access units enter (`.h264AccessUnits`).
+    /// The stand-in whose place at webrtcbin's sink pad a link's pushed RTP packets take
+    /// (`.h264AccessUnits`).
     static let pushedVideoElement = "videopay"
 
     static func videoPayloader(payloadType: Int, name: String? = nil) -> String {

@@ -62,6 +62,10 @@ public final class VideoFanOut: Sendable {
     /// thread (or the subscriber's delivery lane); each subscriber's units come in order, one at
     /// a time.
     public typealias Handler = @Sendable (_ accessUnit: UnsafeRawBufferPointer, _ isKeyFrame: Bool) -> Void
+    /// The same, with the unit's RTP packets when the fan-out has a packetizer (one payloader per
+    /// feed, `RTPPackets`): a link sends its copies of them.
+    public typealias PacketHandler =
+        @Sendable (_ accessUnit: UnsafeRawBufferPointer, _ isKeyFrame: Bool, _ packets: RTPPackets?) -> Void
 
     /// Where handlers run.
     public enum Delivery: Sendable, Hashable {
@@ -91,7 +95,7 @@ public final class VideoFanOut: Sendable {
     private let lanes: [Lane]
 
     private struct Subscriber {
-        var handler: Handler
+        var handler: PacketHandler
         var phase: Phase
     }
 
@@ -125,9 +129,12 @@ public final class VideoFanOut: Sendable {
 
     /// What is kept for subscribers that start from the recent key frame.
     public let recentLimit: RecentUnits.Limit
+    /// Makes each unit's RTP packets once, for every subscriber (nil: units only).
+    private let packetizer: H264Packetizer?
 
     public init(minimumKeyFrameSpacing: Duration = .milliseconds(250), recentLimit: RecentUnits.Limit = .standard,
-                delivery: Delivery = .inline, forceKeyFrame: (@Sendable () -> Void)?) {
+                delivery: Delivery = .inline, packetizer: H264Packetizer? = nil, forceKeyFrame: (@Sendable () -> Void)?) {
+        self.packetizer = packetizer
         switch delivery {
         case .inline: lanes = []
         case .lanes(let count): lanes = (0..<max(1, count)).map(Lane.init(index:))
@@ -144,6 +151,12 @@ public final class VideoFanOut: Sendable {
     /// in order, then every unit as it comes; no key frame is asked). Returns its id for
     /// `unsubscribe` and `restartAtKeyFrame`.
     public func subscribe(startFromRecentKeyFrame: Bool = false, _ handler: @escaping Handler) -> Int {
+        subscribe(startFromRecentKeyFrame: startFromRecentKeyFrame, withPackets: { unit, isKeyFrame, _ in handler(unit, isKeyFrame) })
+    }
+
+    /// The same, with each unit's RTP packets (nil when the fan-out has no packetizer, or it made
+    /// none).
+    public func subscribe(startFromRecentKeyFrame: Bool = false, withPackets handler: @escaping PacketHandler) -> Int {
         let now = DispatchTime.now().uptimeNanoseconds
         let (id, replay): (Int, [RecentUnits.Unit]) = state.withLock { s in
             let id = s.nextId
@@ -168,11 +181,11 @@ public final class VideoFanOut: Sendable {
     /// Hands `first`, then what came meanwhile, to a catching-up subscriber until nothing is
     /// left; then it gets units as they come (the switch is made under the lock, so nothing is
     /// delivered twice, out of order, or from two threads at once).
-    private func catchUp(_ id: Int, handler: Handler, first: [RecentUnits.Unit]) {
+    private func catchUp(_ id: Int, handler: PacketHandler, first: [RecentUnits.Unit]) {
         var batch = first
         while true {
             for unit in batch {
-                unit.bytes.withUnsafeBytes { handler($0, unit.isKeyFrame) }
+                unit.bytes.withUnsafeBytes { handler($0, unit.isKeyFrame, unit.packets) }
             }
             let replayed = batch.count
             enum Next { case more([RecentUnits.Unit]), done, restart }
@@ -266,11 +279,13 @@ public final class VideoFanOut: Sendable {
     /// units; the copy is made before the lock is taken).
     public func deliver(_ accessUnit: UnsafeRawBufferPointer, isKeyFrame: Bool) {
         let now = DispatchTime.now().uptimeNanoseconds
-        let unit = recentLimit.keeps ? RecentUnits.Unit(bytes: Array(accessUnit), isKeyFrame: isKeyFrame, atNanos: now) : nil
+        let packets = packetizer?.packetize(accessUnit, isKeyFrame: isKeyFrame)
+        let unit = recentLimit.keeps
+            ? RecentUnits.Unit(bytes: Array(accessUnit), isKeyFrame: isKeyFrame, atNanos: now, packets: packets) : nil
         let laneCount = lanes.count
         let backlog = lanes.map { $0.waiting.load(ordering: .relaxed) }
         var askKeyFrame = false
-        let (handlers, batches): ([Handler], [[Handler]]) = state.withLock { s in
+        let (handlers, batches): ([PacketHandler], [[PacketHandler]]) = state.withLock { s in
             s.statistics.accessUnits += 1
             if isKeyFrame { s.statistics.keyFrames += 1 }
             if let unit { s.recent.add(unit) }
@@ -281,8 +296,8 @@ public final class VideoFanOut: Sendable {
                 askKeyFrame = true
             }
             for lane in 0..<laneCount where backlog[lane] >= Self.laneBacklogLimit { s.overflowedLanes.insert(lane) }
-            var out: [Handler] = []
-            var batches = [[Handler]](repeating: [], count: laneCount)
+            var out: [PacketHandler] = []
+            var batches = [[PacketHandler]](repeating: [], count: laneCount)
             if laneCount == 0 { out.reserveCapacity(s.subscribers.count) }
             for (id, subscriber) in s.subscribers {
                 switch subscriber.phase {
@@ -322,7 +337,7 @@ public final class VideoFanOut: Sendable {
             s.statistics.deliveries += out.count + batches.reduce(0) { $0 + $1.count }
             return (out, batches)
         }
-        for handler in handlers { handler(accessUnit, isKeyFrame) }
+        for handler in handlers { handler(accessUnit, isKeyFrame, packets) }
         if laneCount > 0 {
             let bytes = unit?.bytes ?? Array(accessUnit)
             for (index, batch) in batches.enumerated() where !batch.isEmpty {
@@ -330,76 +345,12 @@ public final class VideoFanOut: Sendable {
                 lane.waiting.add(1, ordering: .relaxed)
                 lane.queue.async {
                     bytes.withUnsafeBytes { buffer in
-                        for handler in batch { handler(buffer, isKeyFrame) }
+                        for handler in batch { handler(buffer, isKeyFrame, packets) }
                     }
                     lane.waiting.subtract(1, ordering: .relaxed)
                 }
             }
         }
         if askKeyFrame { requestKeyFrame() }
-    }
-}
-
-/// The last key frame of a stream and the deltas after it, for a subscriber that starts at once
-/// (issue 24 item 6). Bounded: a chain longer than `maxUnits` or `maxBytes`, or whose key frame
-/// is older than `maxAge`, is dropped until the next key frame.
-public struct RecentUnits: Sendable {
-    public struct Limit: Sendable, Hashable {
-        /// The oldest key frame a subscriber is started from (its picture is this stale at most).
-        public var maxAge: Duration
-        public var maxUnits: Int
-        public var maxBytes: Int
-
-        public init(maxAge: Duration, maxUnits: Int, maxBytes: Int) {
-            self.maxAge = maxAge
-            self.maxUnits = max(0, maxUnits)
-            self.maxBytes = max(0, maxBytes)
-        }
-
-        /// A quarter of a second: at most 8 frames of 30 fps handed at once.
-        public static let standard = Limit(maxAge: .milliseconds(250), maxUnits: 16, maxBytes: 4 << 20)
-        /// Nothing kept: every subscriber waits for the next key frame.
-        public static let none = Limit(maxAge: .zero, maxUnits: 0, maxBytes: 0)
-
-        var keeps: Bool { maxUnits > 0 && maxBytes > 0 && maxAge > .zero }
-    }
-
-    /// One access unit, copied, with the time it came (`DispatchTime` uptime).
-    public struct Unit: Sendable {
-        public let bytes: [UInt8]
-        public let isKeyFrame: Bool
-        public let atNanos: UInt64
-    }
-
-    public let limit: Limit
-    private(set) var units: [Unit] = []
-    private(set) var bytes = 0
-
-    public init(limit: Limit) { self.limit = limit }
-
-    mutating func add(_ unit: Unit) {
-        if unit.isKeyFrame {
-            units.removeAll(keepingCapacity: true)
-            bytes = 0
-        } else if units.isEmpty {
-            return
-        }
-        let keyFrameAt = units.first?.atNanos ?? unit.atNanos
-        guard units.count < limit.maxUnits, bytes + unit.bytes.count <= limit.maxBytes,
-              unit.atNanos &- keyFrameAt <= limit.maxAge.nanoseconds
-        else {
-            units.removeAll()
-            bytes = 0
-            return
-        }
-        units.append(unit)
-        bytes += unit.bytes.count
-    }
-
-    /// The units to start a subscriber from at `now`: empty when there is no key frame or it is
-    /// older than `maxAge`.
-    func servable(at now: UInt64) -> [Unit] {
-        guard let first = units.first, first.isKeyFrame, now &- first.atNanos <= limit.maxAge.nanoseconds else { return [] }
-        return units
     }
 }

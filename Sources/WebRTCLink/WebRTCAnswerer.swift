@@ -152,7 +152,7 @@ public final class WebRTCAnswerer: Sendable {
         var description: String
         var transceivers: [TransceiverSetup]
         var audioProblem: String?
-        /// Caps of the access units pushed straight into the video branch (`.h264AccessUnits`).
+        /// Caps of the RTP packets pushed straight into webrtcbin (`.h264AccessUnits`).
         var pushedVideoCaps: String?
         /// The audio is the process's `SharedAudioTone`, pushed.
         var sendsSharedTone = false
@@ -166,7 +166,7 @@ public final class WebRTCAnswerer: Sendable {
                 transceivers.append(TransceiverSetup(
                     target: .existing(transceivers.count), direction: plan.receivesVideo ? .sendrecv : .sendonly, caps: nil))
                 if media.videoInput == .h264AccessUnits {
-                    pushedVideoCaps = PipelineDescriptions.pushedAccessUnitCaps(fps: media.video.fps)
+                    pushedVideoCaps = PipelineDescriptions.pushedRTPCaps(payloadType: video.payloadType)
                 }
             }
             if let codec = plan.audioCodec, let pt = plan.audioPayloadType {
@@ -234,11 +234,13 @@ public final class WebRTCAnswerer: Sendable {
     }
 
     /// The same, stamped with the pipeline's running time at the push (a shared encoder's access
-    /// units: the link may switch between encoders whose clocks differ).
+    /// units: the link may switch between encoders whose clocks differ). With `packets` (the
+    /// unit's RTP packets from its feed's one payloader) the link sends its copies of those;
+    /// without, it makes its own.
     @discardableResult
-    public func pushH264AccessUnit(_ bytes: UnsafeRawBufferPointer, isKeyFrame: Bool) -> Bool {
+    public func pushH264AccessUnit(_ bytes: UnsafeRawBufferPointer, isKeyFrame: Bool, packets: RTPPackets? = nil) -> Bool {
         guard media.videoInput == .h264AccessUnits, !bytes.isEmpty else { return false }
-        return core.pushVideoBuffer(bytes, ptsNanos: nil, keyFrame: isKeyFrame)
+        return core.pushVideoBuffer(bytes, ptsNanos: nil, keyFrame: isKeyFrame, packets: packets)
     }
 
     @discardableResult

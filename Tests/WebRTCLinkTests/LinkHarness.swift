@@ -88,12 +88,14 @@ final class LinkHarness: Sendable {
     /// Starts an answerer on `offer` (possibly edited by the test) and connects the two.
     func startAnswerer(
         offer: String, media: SendMedia, options: LinkOptions = loopbackOnly,
-        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil, prepared: PreparedAnswerer? = nil
+        dataChannel: (@Sendable (WebRTCDataChannel) -> Void)? = nil, prepared: PreparedAnswerer? = nil,
+        keyFrameRequested: (@Sendable () -> Void)? = nil
     ) async throws {
         let events = LinkEvents(
             localDescription: { [weak self] sdp in self?.state.withLock { $0.answerSDP = sdp } },
             localCandidate: { [weak self] candidate in self?.fromAnswerer(candidate) },
             stateChanged: { [weak self] link in self?.state.withLock { $0.answererStateLog.append((link, .now)) } },
+            keyFrameRequested: keyFrameRequested,
             dataChannel: dataChannel)
         let answerer = try WebRTCAnswerer(offer: offer, media: media, options: options, events: events, prepared: prepared)
         let pending: [ICECandidate] = state.withLock { shared in

@@ -281,6 +281,31 @@ bool cgw_pusher_push(CgwPad *pad, const void *bytes, size_t length, int64_t pts_
 /* Deactivates and unlinks the pad (pushes after it return false). */
 void cgw_pusher_detach(CgwPad *pad);
 
+/* ---- One payloader per feed, RTP copies per link (cgw_rtp_feed.c) ---- */
+/* A feed's rtph264pay (config-interval -1, aggregate-mode zero-latency), run on the caller's
+ * thread. NULL with *error_out set. */
+typedef struct CgwH264Packetizer CgwH264Packetizer;
+/* The RTP packets of one access unit (a GstBufferList), shared by every link that sends it. */
+typedef struct CgwRtpPackets CgwRtpPackets;
+CgwH264Packetizer *cgw_h264_packetizer_new(char **error_out);
+void cgw_h264_packetizer_free(CgwH264Packetizer *packetizer);
+/* The packets of one Annex B access unit (a reference, cgw_rtp_packets_unref), timed by the feed's
+ * own clock; NULL when the payloader made none. Safe from any thread (serialised). */
+CgwRtpPackets *cgw_h264_packetize(CgwH264Packetizer *packetizer, const void *bytes, size_t length, bool delta_unit);
+unsigned cgw_rtp_packets_count(CgwRtpPackets *packets);
+void cgw_rtp_packets_unref(CgwRtpPackets *packets);
+/* Takes `element_name` (a stand-in linked to webrtcbin's sink pad in the description) out of
+ * `pipeline` and links a pushed pad with `caps` (application/x-rtp with its payload type; the
+ * link's random SSRC is added, and written to *ssrc_out) to that sink pad. Returns a reference
+ * (cgw_pad_unref), or NULL with *error_out set. */
+CgwPad *cgw_rtp_pusher_attach(CgwElement *pipeline, const char *element_name, const char *caps,
+                              uint32_t *ssrc_out, char **error_out);
+/* Pushes the link's copies of `packets` as one buffer list: its SSRC and payload type, its next
+ * sequence numbers, the packets' timestamps plus its offset (moved so that they go on from its
+ * last one when `source`, the feed, is not the last one's), PTS `pts_ns` (-1 for none). False when
+ * the branch refused them or nothing could be copied. Calls for one pad must not overlap. */
+bool cgw_rtp_pusher_push(CgwPad *pad, CgwRtpPackets *packets, uint64_t source, int64_t pts_ns);
+
 /* ---- The events a link sends down its bundle (cgw_bundle_events.c) ---- */
 /* Drops webrtcbin's "GstWebRtcBinUpdateTos" events at its sink pads (the pads present now), so its
  * bundle funnel has no custom sticky event to re-send at each switch between audio and video.
