@@ -31,6 +31,9 @@ final class ClientConnection: @unchecked Sendable {
     private var counters = MQTTClientCounters()
     private var socketClosed = false
     private var flushPending = false
+    /// Connects in a row that found a Unix socket's accept backlog full (`busyRetryDelay`); beside
+    /// the two flags, in their padding.
+    private var busyRetries: UInt8 = 0
     var outbox: [Pending] = []
     private var messageHandler: (@Sendable (MQTTMessage) -> Void)?
     private var stateHandler: (@Sendable (MQTTConnectionState) -> Void)?
@@ -382,10 +385,20 @@ final class ClientConnection: @unchecked Sendable {
                 Int32(clamping: settings.options.keepAlive), settings.options.bindAddress)
             let systemError = errno
             guard rc == mosqSuccess else {
+                // A Unix socket's full backlog: the same attempt again in a few milliseconds.
+                if settings.options.usesUnixSocket, systemError == EAGAIN || systemError == EWOULDBLOCK,
+                   let delay = Self.busyRetryDelay(after: Int(busyRetries)) {
+                    busyRetries += 1
+                    lifecycle = .reconnectWait(failures: failures)
+                    timerDeadline = monotonicSeconds() + delay
+                    return
+                }
+                busyRetries = 0
                 setState(.disconnected(reason: settings.options.failureReason(rc, systemError, wasConnected: false)))
                 scheduleRetry(after: failures)
                 return
             }
+            busyRetries = 0
             let timeout = monotonicSeconds() + settings.options.connectTimeout
             lifecycle = .connecting(ConnectionAttempt(deadline: timeout, failures: failures))
             let fd = mosquitto_socket(mosq)
@@ -463,6 +476,7 @@ final class ClientConnection: @unchecked Sendable {
     /// `disconnectOnLoop` with the mutex held, on the loop thread.
     func disconnectLocked(_ mosq: OpaquePointer) {
         timerDeadline = nil
+        busyRetries = 0
         if case .reconnectWait = lifecycle { lifecycle = .reconnectWait(failures: 0) }
         lifecycle.updateAttempt { $0.failures = 0 }
         guard mosquitto_socket(mosq) >= 0 else {
@@ -660,6 +674,21 @@ final class ClientConnection: @unchecked Sendable {
 
     /// The socket is gone and a connection is still wanted: wait the back-off for `failures`
     /// attempts failed in a row, then try again (`timerFired`).
+    /// The delay before connect number `busy + 1` after `busy` in a row found a Unix socket's
+    /// accept backlog full (`EAGAIN` at the nonblocking connect: the broker has not accepted what
+    /// waits yet), or nil past `busyRetryLimit` (then the attempt fails as any other, with the
+    /// back-off). Jittered and doubling from 2 ms to 32 ms: about 0.5 s in all, for a broker that was
+    /// not scheduled for a moment, where the back-off (0.1 s doubling) kept devices waiting seconds
+    /// (docs/fleet.md "Devices over Unix sockets"). A TCP listener's full backlog drops the SYN
+    /// instead (the kernel retransmits it), so this is for Unix sockets only.
+    static func busyRetryDelay(after busy: Int, random: Double = Double.random(in: 0.5...1.5)) -> Double? {
+        guard busy >= 0, busy < busyRetryLimit else { return nil }
+        return 0.002 * Double(1 << min(busy, 4)) * random
+    }
+
+    /// Connects in a row that may find the backlog full before the attempt counts as failed.
+    static let busyRetryLimit = 20
+
     private func scheduleRetry(after failures: Int) {
         let delay = settings.options.reconnect.delay(attempt: failures)
         lifecycle = .reconnectWait(failures: failures + 1)
