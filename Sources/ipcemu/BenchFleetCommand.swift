@@ -82,7 +82,7 @@ extension BenchCommand {
             }
             let started = privates.map(\.broker)
             let list: FleetBrokerList
-            do { list = try FleetBrokerList(urls: privates.flatMap(\.deviceURLs)) } catch { throw ValidationError(error.description) }
+            do { list = try FleetBrokerList(urls: privates.flatMap { $0.deviceURLs() }) } catch { throw ValidationError(error.description) }
             let brokerURLs = list.urls.joined(separator: ",")
             let template = try loadProfile(profile)
             let ids = try FleetPlan(groups: [FleetPlan.Group(profile: template, count: count)]).devIds(0..<count)

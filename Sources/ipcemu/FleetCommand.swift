@@ -170,15 +170,20 @@ struct FleetCommand: AsyncParsableCommand {
         // Several brokers travel as one comma-separated list of URLs (workers get it whole).
         // The devices' list (Unix sockets by default) and the one shown for apps (TCP, in the same
         // order: device i of either list reaches the same broker).
-        let embedded = try startPrivateBrokers(devices: positions.count, budget: budget, output: output)
-        let brokerURL = broker.isEmpty ? embedded.flatMap(\.deviceURLs).joined(separator: ",") : broker.joined(separator: ",")
+        // Over Unix sockets each process has sockets of its own on every private broker
+        // (`PrivateBroker.deviceURLs(process:)`): the processes are counted first.
+        let supervised = block == nil && positions.count > capacity
+        let blocks = supervised ? FleetSupervisor.blocks(positions, capacity: capacity) : [positions]
+        let embedded = try startPrivateBrokers(devices: positions.count, processes: blocks.count, budget: budget, output: output)
+        let brokerURLs = blocks.indices.map { p in
+            broker.isEmpty ? embedded.flatMap { $0.deviceURLs(process: p) }.joined(separator: ",") : broker.joined(separator: ",")
+        }
+        let brokerURL = brokerURLs[0]
         let shownURL = broker.isEmpty ? embedded.flatMap(\.urls).joined(separator: ",") : brokerURL
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         for b in embedded { services.append(.init(service: BrokerService(broker: b.broker))) }
         do {
-            let supervised = block == nil && positions.count > capacity
-            let blocks = supervised ? FleetSupervisor.blocks(positions, capacity: capacity) : [positions]
-            // The brokers' accept backlogs are shared by every process: so is the window (the
+            // The brokers' TCP accept backlogs are shared by every process: so is the window (the
             // workers get the same share, FleetSupervisor.workerArguments).
             let fleet = try makeFleet(plan: plan, positions: blocks[0], brokerURL: brokerURL, log: log,
                                       window: max(1, connectWindow / blocks.count))
@@ -191,7 +196,7 @@ struct FleetCommand: AsyncParsableCommand {
                 services.append(.init(service: JournalService(registry: control.registry)))
             }
             if supervised {
-                let supervisor = FleetSupervisor(command: self, positions: positions, blocks: blocks, brokerURL: brokerURL,
+                let supervisor = FleetSupervisor(command: self, positions: positions, blocks: blocks, brokerURLs: brokerURLs,
                                                  shownBrokerURL: shownURL, output: output, fleet: fleet, registry: control?.registry, log: log)
                 services.append(.init(service: supervisor))
                 FleetStormSignal.install(fleet: fleet, output: output) { supervisor.runningWorkerIDs }

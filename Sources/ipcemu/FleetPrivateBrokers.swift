@@ -11,7 +11,8 @@ extension FleetCommand {
     /// Each has as many listeners for devices as its share of the devices needs
     /// (`listenersNeeded`): TCP ports by default, Unix sockets with `--private-broker-transport
     /// unix`; the fleet's broker list is every one of them, broker by broker.
-    func startPrivateBrokers(devices: Int, budget: DescriptorBudget, output: FleetOutput) throws -> [PrivateBroker] {
+    func startPrivateBrokers(devices: Int, processes: Int = 1, budget: DescriptorBudget,
+                             output: FleetOutput) throws -> [PrivateBroker] {
         guard broker.isEmpty else { return [] }
         let count = privateBrokers ?? FleetBrokerList.privateBrokersNeeded(devices: devices, descriptorLimit: budget.limit)
         let listeners = Self.listenersNeeded(devicesPerBroker: (devices + count - 1) / max(1, count))
@@ -19,7 +20,8 @@ extension FleetCommand {
         var started: [PrivateBroker] = []
         for _ in 0..<count {
             do {
-                started.append(try PrivateBroker(listeners: listeners, transport: transport, maxQueuedMessages: 1000))
+                started.append(try PrivateBroker(listeners: listeners, transport: transport, processes: processes,
+                                                 maxQueuedMessages: 1000))
             } catch {
                 for b in started { b.broker.stop() }
                 throw ValidationError("cannot start private broker \(started.count + 1) of \(count): \(error)")
@@ -35,11 +37,14 @@ extension FleetCommand {
             output.note("\(started.count) private brokers at \(started.map(\.broker.url).joined(separator: ", "))\(ports)"
                         + (privateBrokers == nil ? " (each holds at most \(perBroker) clients: descriptor limit \(budget.limit))" : ""))
         }
-        if transport == .unix {
-            let sockets = "\(listeners) Unix socket\(listeners == 1 ? "" : "s")"
+        if transport == .unix, let first = started.first {
+            let total = first.broker.unixSocketPaths.count
+            let sockets = "\(total) Unix socket\(total == 1 ? "" : "s")"
+            let groups = first.socketGroups
+            let shared = groups > 1 ? " (\(listeners) per process\(groups < processes ? ", \(groups) groups of processes" : ""))" : ""
             output.note("devices over " + (started.count == 1
-                ? "\(sockets) in \(started[0].broker.directory)"
-                : "\(sockets) per broker, in " + started.map(\.broker.directory).joined(separator: ", ")))
+                ? "\(sockets)\(shared) in \(first.broker.directory)"
+                : "\(sockets) per broker\(shared), in " + started.map(\.broker.directory).joined(separator: ", ")))
         }
         return started
     }
@@ -56,8 +61,8 @@ extension FleetCommand {
     /// thousand from one source address, the kernel's search for a free ephemeral port at each
     /// connect (`__inet_hash_connect`, checking every candidate's 4-tuple) took a quarter of the
     /// machine's CPU at 20,000 devices on one port (docs/fleet.md "100,000 devices on one host").
-    /// Unix sockets have no ports; they keep the same count (each has an accept backlog of 10, and
-    /// the connect window is per listener).
+    /// Unix sockets have no ports; they keep the same count per process (each process has sockets
+    /// of its own: `PrivateBroker.socketGroupsLimit`).
     static let devicesPerListener = 5000
 
     static func listenersNeeded(devicesPerBroker: Int) -> Int {
@@ -75,18 +80,30 @@ enum PrivateBrokerTransport: String, ExpressibleByArgument, CaseIterable, Sendab
 }
 
 /// A private mosquitto listening on one or more loopback ports (all the same broker: a device on
-/// any of them reaches every other), and on as many Unix sockets when its devices use them.
+/// any of them reaches every other), and, when its devices use them, on Unix sockets: as many as
+/// the TCP listeners for each fleet process (a group of sockets per process).
 struct PrivateBroker: Sendable {
     let broker: MosquittoBroker
     /// `mqtt://HOST:PORT` of every TCP listener, the broker's own port first: what apps and people
     /// connect to (and, over TCP, the devices).
     let urls: [String]
-    /// What the fleet's devices connect to, in the same order as `urls` (device number i of a
-    /// list reaches the same broker over either): `urls` over TCP, else `unix:///PATH` of every
-    /// Unix socket listener.
-    let deviceURLs: [String]
+    /// Groups of Unix sockets (1 over TCP): fleet process p uses group `p % socketGroups`.
+    let socketGroups: Int
 
-    init(listeners: Int, transport: PrivateBrokerTransport = .tcp, maxInflightMessages: Int = 100,
+    /// At most this many Unix sockets per broker (the groups shrink to fit; processes then share).
+    static let socketsLimit = 64
+
+    /// Why a group per process: mosquitto 2.0.11 listens on a Unix socket with a backlog of 10
+    /// (hard-coded), and a full backlog fails the nonblocking connect with `EAGAIN`. With one
+    /// socket per listener shared by every process, 6 processes x a window of 10 aimed ~60
+    /// connects at each socket: a third of all connects failed so at 100,000 devices (perf count
+    /// of `connect` returning -11, docs/fleet.md "Devices over Unix sockets"). One process's window
+    /// of 10 per socket fits the backlog.
+    static func socketGroups(listeners: Int, processes: Int) -> Int {
+        max(1, min(max(1, processes), socketsLimit / max(1, listeners)))
+    }
+
+    init(listeners: Int, transport: PrivateBrokerTransport = .tcp, processes: Int = 1, maxInflightMessages: Int = 100,
          maxQueuedMessages: Int) throws {
         var extra: [Int] = []
         var lines = ["max_connections -1"]
@@ -100,11 +117,22 @@ struct PrivateBroker: Sendable {
         // Unix sockets no warning either: mosquitto 2.0.11 logs one per socket it accepts there
         // (it cannot set TCP_NODELAY on it).
         let unix = transport == .unix
+        let listeners = max(1, listeners)
+        socketGroups = unix ? Self.socketGroups(listeners: listeners, processes: processes) : 1
         broker = try MosquittoBroker(MosquittoBroker.Configuration(
             maxInflightMessages: maxInflightMessages, maxQueuedMessages: maxQueuedMessages, logsConnections: false,
-            logsWarnings: !unix, unixSockets: unix ? max(1, listeners) : 0, extraConfiguration: lines))
+            logsWarnings: !unix, unixSockets: unix ? listeners * socketGroups : 0, extraConfiguration: lines))
         let host = broker.host
         urls = [broker.url] + extra.map { "mqtt://\(host):\($0)" }
-        deviceURLs = unix ? broker.unixURLs : urls
+    }
+
+    /// What fleet process `process` (0: the one holding the first block) connects its devices to,
+    /// in the same order as `urls` (device i of either list reaches the same broker): `urls` over
+    /// TCP, else `unix:///PATH` of its group's Unix sockets, one per TCP listener.
+    func deviceURLs(process: Int = 0) -> [String] {
+        let paths = broker.unixSocketPaths
+        guard !paths.isEmpty else { return urls }
+        let group = max(0, process) % socketGroups
+        return (0..<urls.count).map { MQTTBrokerEndpoint.unixURL(path: paths[group * urls.count + $0]) }
     }
 }

@@ -16,7 +16,9 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     let positions: Range<Int>
     /// The first block is held here, by `fleet`; a worker holds each other one.
     let blocks: [Range<Int>]
-    let brokerURL: String
+    /// The devices' broker list of each block's process, in the order of `blocks` (the same list
+    /// for every process over TCP; over Unix sockets each process's own sockets).
+    let brokerURLs: [String]
     /// The broker list the online line shows (the private brokers' TCP listeners, for apps).
     let shownBrokerURL: String
     let output: FleetOutput
@@ -29,10 +31,15 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     /// One worker process and what it has said.
     final class Worker: Sendable {
         let block: Range<Int>
+        /// The block's index in `blocks` (1 for the first worker: 0 is this process's own).
+        let index: Int
         let process = Process()
         let heard = Mutex(Heard())
 
-        init(block: Range<Int>) { self.block = block }
+        init(block: Range<Int>, index: Int) {
+            self.block = block
+            self.index = index
+        }
     }
 
     /// What a worker has said on its standard output (one `FleetLine` per line).
@@ -54,13 +61,13 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     /// The process ids of the workers running now (SIGUSR1 is passed on to them: FleetStormSignal).
     var runningWorkerIDs: [pid_t] { workers.filter { $0.process.isRunning }.map { $0.process.processIdentifier } }
 
-    init(command: FleetCommand, positions: Range<Int>, blocks: [Range<Int>], brokerURL: String,
+    init(command: FleetCommand, positions: Range<Int>, blocks: [Range<Int>], brokerURLs: [String],
          shownBrokerURL: String, output: FleetOutput,
          fleet: Fleet, registry: DeviceRegistry?, log: EventLog) {
         self.command = command
         self.positions = positions
         self.blocks = blocks
-        self.brokerURL = brokerURL
+        self.brokerURLs = brokerURLs
         self.shownBrokerURL = shownBrokerURL
         self.output = output
         self.fleet = fleet
@@ -86,8 +93,8 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     func run() async throws {
         output.note("\(positions.count) devices need \(workerCount) processes (this one and \(workerCount - 1) workers, at most \(blocks.map(\.count).max() ?? 0) devices each)")
         let began = ContinuousClock.now
-        for block in blocks.dropFirst() {
-            let worker = Worker(block: block)
+        for (index, block) in blocks.enumerated().dropFirst() {
+            let worker = Worker(block: block, index: index)
             do { try start(worker) } catch {
                 await stopWorkers()
                 throw error
@@ -185,7 +192,8 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
     private func start(_ worker: Worker) throws {
         let p = worker.process
         p.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        p.arguments = workerArguments(worker.block)
+        p.arguments = workerArguments(worker.block, brokerURL: brokerURLs.indices.contains(worker.index)
+                                      ? brokerURLs[worker.index] : brokerURLs.first ?? "")
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.standardError
@@ -239,7 +247,7 @@ final class FleetSupervisor: Service, CustomStringConvertible, Sendable {
         for message in notes { output.note("worker \(worker.block): \(message)") }
     }
 
-    private func workerArguments(_ block: Range<Int>) -> [String] {
+    private func workerArguments(_ block: Range<Int>, brokerURL: String) -> [String] {
         let c = command
         var args = ["fleet"]
         for p in c.profiles { args += ["--profile", p] }

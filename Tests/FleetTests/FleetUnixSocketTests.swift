@@ -106,6 +106,25 @@ struct FleetUnixSocketTests {
         #expect(!FileManager.default.fileExists(atPath: socket), "\(socket) left behind")
     }
 
+    @Test("3 fleet processes over Unix sockets: each has a socket of its own on the broker (its window fits mosquitto's backlog of 10), holding exactly its devices")
+    func socketPerProcess() async throws {
+        let dir = try TemporaryDirectory()
+        let template = try writeTemplate(dir, name: "door.yaml", devId: "uxp-{index:4}")
+        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):30", "--max-devices-per-process", "10",
+                                       "--private-broker-transport", "unix", "--json", "--log-level", "error"])
+        #expect(await fleet.waitFor(#""event":"online""#, timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
+        let prefix = "devices over 3 Unix sockets (1 per process) in "
+        let note = jsonEvents(fleet.stdout).compactMap { $0["message"] as? String }.first { $0.hasPrefix(prefix) } ?? ""
+        let socketDir = String(note.dropFirst(prefix.count))
+        try #require(!socketDir.isEmpty, "stdout: \(fleet.stdout)")
+        #expect(jsonEvents(fleet.stdout).first { $0["event"] as? String == "online" }?["online"] as? Int == 30)
+        let paths = (0..<3).map { socketDir + "/mqtt-\($0).sock" }
+        #expect(await eventually(timeout: .seconds(10)) { paths.map(connectedSockets(path:)) == [10, 10, 10] },
+                "connections per socket: \(paths.map(connectedSockets(path:)))")
+        fleet.signal(SIGTERM)
+        #expect(await fleet.waitForExit(timeout: .seconds(15)) == 0, "stderr: \(fleet.stderr)")
+    }
+
     @Test("The default (and --private-broker-transport tcp) keeps the devices on loopback TCP", arguments: [[], ["--private-broker-transport", "tcp"]])
     func fleetCommandTCP(transport: [String]) async throws {
         let dir = try TemporaryDirectory()
