@@ -511,9 +511,9 @@ final class ClientConnection: @unchecked Sendable {
                 if !lifecycle.wantsConnection { setState(.disconnected(reason: reason)) }
                 return
             }
-            // No DISCONNECT: the broker sees the TCP connection end and publishes the will.
+            // No DISCONNECT: the broker sees the connection end and publishes the will.
             lifecycle.updateAttempt { $0.closingReason = reason }
-            Self.endWithReset(fd, unixSocket: settings.options.usesUnixSocket)
+            Self.endAbruptly(fd, unixSocket: settings.options.usesUnixSocket)
             readAvailable(mosq)
         }
     }
@@ -523,14 +523,14 @@ final class ClientConnection: @unchecked Sendable {
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Ends an abrupt drop with a reset, as a cut link would: `SO_LINGER` 0, then the read side
-    /// shut, so libmosquitto's next read sees the end and closes the socket, which sends RST. One
-    /// segment instead of the FIN exchange (four), and no TIME_WAIT socket left behind: a
-    /// reconnect storm drops every connection of the fleet at once (docs/fleet.md "Reconnect
-    /// storms"). The broker sees the reset as a lost connection and publishes the will. A Unix
-    /// socket has no reset: the read side shut is enough (the close that follows is the broker's
-    /// end of file, without a DISCONNECT before it, so the will goes out too).
-    static func endWithReset(_ fd: Int32, unixSocket: Bool) {
+    /// Ends the connection on `fd` abruptly, without DISCONNECT, as a cut link would: the read
+    /// side shut, so libmosquitto's next read sees the end and closes the socket; the broker sees a
+    /// lost connection and publishes the will. Over TCP with a reset first armed (`SO_LINGER` 0: the
+    /// close sends RST): one segment instead of the FIN exchange (four), and no TIME_WAIT socket
+    /// left behind, for a reconnect storm drops every connection of the fleet at once (docs/fleet.md
+    /// "Reconnect storms"). A Unix socket has no reset and no TIME_WAIT: the close is the broker's
+    /// end of file, with no DISCONNECT before it, so the will goes out too.
+    static func endAbruptly(_ fd: Int32, unixSocket: Bool) {
         if !unixSocket {
             var abortive = linger(l_onoff: 1, l_linger: 0)
             _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
@@ -674,21 +674,6 @@ final class ClientConnection: @unchecked Sendable {
 
     /// The socket is gone and a connection is still wanted: wait the back-off for `failures`
     /// attempts failed in a row, then try again (`timerFired`).
-    /// The delay before connect number `busy + 1` after `busy` in a row found a Unix socket's
-    /// accept backlog full (`EAGAIN` at the nonblocking connect: the broker has not accepted what
-    /// waits yet), or nil past `busyRetryLimit` (then the attempt fails as any other, with the
-    /// back-off). Jittered and doubling from 2 ms to 32 ms: about 0.5 s in all, for a broker that was
-    /// not scheduled for a moment, where the back-off (0.1 s doubling) kept devices waiting seconds
-    /// (docs/fleet.md "Devices over Unix sockets"). A TCP listener's full backlog drops the SYN
-    /// instead (the kernel retransmits it), so this is for Unix sockets only.
-    static func busyRetryDelay(after busy: Int, random: Double = Double.random(in: 0.5...1.5)) -> Double? {
-        guard busy >= 0, busy < busyRetryLimit else { return nil }
-        return 0.002 * Double(1 << min(busy, 4)) * random
-    }
-
-    /// Connects in a row that may find the backlog full before the attempt counts as failed.
-    static let busyRetryLimit = 20
-
     private func scheduleRetry(after failures: Int) {
         let delay = settings.options.reconnect.delay(attempt: failures)
         lifecycle = .reconnectWait(failures: failures + 1)
