@@ -6,9 +6,9 @@
 # their mosquittos per device reconnect, and the kernel's TCP segments sent per reconnect (nstat
 # TcpOutSegs: system-wide, so other TCP traffic on the host counts too). The wall time follows the
 # machine's load; the CPU time per reconnect much less, which is what an A/B of two builds needs.
-# Devices reach private brokers over loopback TCP by default; give --private-broker-transport unix
-# to measure Unix sockets (docs/fleet.md "Devices over Unix sockets"): TcpOutSegs then counts only
-# other traffic (about 0 per reconnect).
+# Devices reach private brokers over Unix sockets by default (docs/fleet.md "Devices over Unix
+# sockets"): TcpOutSegs then counts only other traffic (about 0 per reconnect); give
+# --private-broker-transport tcp to measure the loopback TCP path.
 # Usage: scripts/fleet-storm-cpu.sh IPCEMU_BINARY [DEVICES] [FLEET OPTIONS...]   (default 20000)
 set -uo pipefail
 bin="$1"

@@ -37,9 +37,9 @@ extension BenchCommand {
             valueName: "K"))
         var brokers: Int = 1
         @Option(help: ArgumentHelp(
-            "How the fleet's devices reach the private brokers: tcp (loopback ports, the default) or unix (Unix domain sockets); the bench's own clients use TCP either way.",
+            "How the fleet's devices reach the private brokers: unix (Unix domain sockets, the default) or tcp (loopback ports); the bench's own clients use TCP either way.",
             valueName: "tcp|unix"))
-        var privateBrokerTransport: PrivateBrokerTransport = .tcp
+        var privateBrokerTransport: PrivateBrokerTransport = .unix
         @Flag(help: "After the load phase, a reconnect storm (SIGUSR1 to the fleet) timed until every device is back online.")
         var reconnectStorm = false
         @Flag(help: "Instead of a fleet process: what one device holds, part by part, measured in this process on --count devices.")

@@ -50,7 +50,7 @@ struct FleetCommand: AsyncParsableCommand {
     var privateBrokers: Int?
 
     @Option(help: ArgumentHelp(
-        "How devices reach the private brokers: tcp (loopback ports, the default) or unix (Unix domain sockets in each broker's private directory; not with --source-ip). Apps connect over TCP either way.",
+        "How devices reach the private brokers: unix (Unix domain sockets in each broker's private directory, a group per fleet process; the default, TCP with --source-ip) or tcp (loopback ports). Apps connect over TCP either way.",
         valueName: "tcp|unix"))
     var privateBrokerTransport: PrivateBrokerTransport?
 

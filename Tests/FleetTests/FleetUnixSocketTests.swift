@@ -76,11 +76,12 @@ struct FleetUnixSocketTests {
         #expect(!broker.log().contains("TCP_NODELAY"))
     }
 
-    @Test("ipcemu fleet --private-broker-transport unix: devices over Unix sockets, apps shown the TCP URL; SIGUSR1 storm; SIGTERM removes the sockets")
-    func fleetCommandDefault() async throws {
+    @Test("ipcemu fleet (the default, and --private-broker-transport unix): devices over Unix sockets, apps shown the TCP URL; SIGUSR1 storm; SIGTERM removes the sockets",
+          arguments: [[], ["--private-broker-transport", "unix"]])
+    func fleetCommandDefault(transport: [String]) async throws {
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "uxc-{index:4}")
-        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):20", "--private-broker-transport", "unix", "--json", "--log-level", "error"])
+        let fleet = try IPCEmuProcess(["fleet", "--profile", "\(template):20"] + transport + ["--json", "--log-level", "error"])
         #expect(await fleet.waitFor(#""event":"online""#, timeout: .seconds(60)), "stdout: \(fleet.stdout)\nstderr: \(fleet.stderr)")
         let note = jsonEvents(fleet.stdout).compactMap { $0["message"] as? String }.first { $0.hasPrefix("private broker at ") } ?? ""
         let devices = jsonEvents(fleet.stdout).compactMap { $0["message"] as? String }.first { $0.hasPrefix("devices over 1 Unix socket in ") } ?? ""
@@ -125,7 +126,8 @@ struct FleetUnixSocketTests {
         #expect(await fleet.waitForExit(timeout: .seconds(15)) == 0, "stderr: \(fleet.stderr)")
     }
 
-    @Test("The default (and --private-broker-transport tcp) keeps the devices on loopback TCP", arguments: [[], ["--private-broker-transport", "tcp"]])
+    @Test("--private-broker-transport tcp, or --source-ip without it, keeps the devices on loopback TCP",
+          arguments: [["--private-broker-transport", "tcp"], ["--source-ip", "127.0.0.2"]])
     func fleetCommandTCP(transport: [String]) async throws {
         let dir = try TemporaryDirectory()
         let template = try writeTemplate(dir, name: "door.yaml", devId: "uxt-{index:4}")
