@@ -91,7 +91,15 @@ extension BenchCommand {
             }
             device.standardOutput = FileHandle.nullDevice
             try device.run()
-            defer { if device.isRunning { device.terminate() } }
+            // One SIGTERM: the device ends its calls and publishes its offline status; a second
+            // one during that shutdown makes it exit at once ("second SIGTERM during shutdown").
+            var deviceStopped = false
+            func stopDevice() {
+                guard !deviceStopped else { return }
+                deviceStopped = true
+                device.terminate()
+            }
+            defer { if device.isRunning { stopDevice() } }
 
             // The app's own GStreamer start-up is not the device's first call: load it now.
             GStreamerRuntime.preloadPlugins()
@@ -115,7 +123,7 @@ extension BenchCommand {
                     seconds: seconds, stepSeconds: stepSeconds)
                 let ok = try await bench.run(app: app, devId: devId, devicePid: device.processIdentifier)
                 await app.stop()
-                device.terminate()
+                stopDevice()
                 if !ok { throw ExitCode(1) }
                 return
             }
@@ -179,7 +187,7 @@ extension BenchCommand {
                 try? await Task.sleep(for: .milliseconds(200))
             }
             await app.stop()
-            device.terminate()
+            stopDevice()
             let main = p.capabilities.video?.main
             say("bench media: \(calls) calls, \(size) (profile main \(main.map { "\($0)" } ?? "?")), \(self.seconds) s each, \(failures) failed")
             say("  answer -> first frame:      \(Percentiles(firstFrame).summary)")
