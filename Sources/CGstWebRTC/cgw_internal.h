@@ -54,6 +54,8 @@ bool cgw_has_factory(GstElement *element, const char *name);
 /* A pushed pad with `caps` (taken) linked to `sink`, its stream-start, caps and shared segment
  * stored (cgw_pusher.c). NULL with *error_out set. */
 GstPad *cgw_pusher_link(GstPad *sink, GstCaps *caps, char **error_out);
+/* A pad event function that drops every event it gets (cgw_pusher.c). */
+gboolean cgw_drop_event(GstPad *pad, GstObject *parent, GstEvent *event);
 
 /* Every trampoline starts with this: the thread it runs on runs GStreamer callbacks (see
  * cgw_current_thread_runs_gstreamer_callbacks). */

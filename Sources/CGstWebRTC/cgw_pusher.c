@@ -4,9 +4,10 @@
  * appsrc whose own streaming thread would be woken per frame and per link. */
 #include "cgw_internal.h"
 
-/* Upstream events (a force-key-unit from the payloader, latency, reconfigure) end here; the
- * caller's probes see them first. */
-static gboolean pusher_event(GstPad *pad, GstObject *parent, GstEvent *event) {
+/* Events that end at a pad of ours (a GstPadEventFunction that drops them): on a pushed pad the
+ * upstream ones (a force-key-unit from downstream, latency, reconfigure; the caller's probes see
+ * them first), and at the feed's payloader both directions (cgw_rtp_feed.c). */
+gboolean cgw_drop_event(GstPad *pad, GstObject *parent, GstEvent *event) {
     (void)pad;
     (void)parent;
     gst_event_unref(event);
@@ -65,7 +66,7 @@ GstPad *cgw_pusher_link(GstPad *sink, GstCaps *caps, char **error_out) {
     GstPad *pad = gst_pad_new_from_template(templ, "pushed");
     gst_object_unref(templ);
     gst_object_ref_sink(pad);
-    gst_pad_set_event_function(pad, pusher_event);
+    gst_pad_set_event_function(pad, cgw_drop_event);
     gst_pad_set_query_function(pad, pusher_query);
     GstPadLinkReturn linked = gst_pad_link(pad, sink);
     if (linked != GST_PAD_LINK_OK || !gst_pad_set_active(pad, TRUE)) {

@@ -39,20 +39,6 @@ static GstFlowReturn collect_list(GstPad *pad, GstObject *parent, GstBufferList 
     return GST_FLOW_OK;
 }
 
-static gboolean collect_event(GstPad *pad, GstObject *parent, GstEvent *event) {
-    (void)pad;
-    (void)parent;
-    gst_event_unref(event);
-    return TRUE;
-}
-
-/* Upstream events from the payloader (reconfigure, latency) end at our input. */
-static gboolean input_event(GstPad *pad, GstObject *parent, GstEvent *event) {
-    (void)pad;
-    (void)parent;
-    gst_event_unref(event);
-    return TRUE;
-}
 
 CgwH264Packetizer *cgw_h264_packetizer_new(char **error_out) {
     GstElement *pay = gst_element_factory_make("rtph264pay", NULL);
@@ -70,13 +56,15 @@ CgwH264Packetizer *cgw_h264_packetizer_new(char **error_out) {
     p->started_us = g_get_monotonic_time();
     p->in = gst_pad_new("in", GST_PAD_SRC);
     gst_object_ref_sink(p->in);
-    gst_pad_set_event_function(p->in, input_event);
+    /* Upstream events from the payloader (reconfigure, latency) end at our input. */
+    gst_pad_set_event_function(p->in, cgw_drop_event);
     p->out = gst_pad_new("out", GST_PAD_SINK);
     gst_object_ref_sink(p->out);
     gst_pad_set_element_private(p->out, p);
     gst_pad_set_chain_function(p->out, collect_buffer);
     gst_pad_set_chain_list_function(p->out, collect_list);
-    gst_pad_set_event_function(p->out, collect_event);
+    /* The payloader's own events (caps, segment) are not the links': each link has its own. */
+    gst_pad_set_event_function(p->out, cgw_drop_event);
     GstPad *pay_sink = gst_element_get_static_pad(pay, "sink");
     GstPad *pay_src = gst_element_get_static_pad(pay, "src");
     bool linked = pay_sink != NULL && pay_src != NULL && gst_pad_link(p->in, pay_sink) == GST_PAD_LINK_OK &&
