@@ -158,8 +158,10 @@ public final class VideoFeeds: Sendable {
             return .some(capture)
         }
         guard let stop = captureToStop else { return }
-        feed.stop()
+        // The capture first: its thread is the one pushing frames into the feed, and the camera
+        // is closed whatever the encoder's stop does.
         stop?.stop()
+        feed.stop()
     }
 
     /// One capture per camera: kind, capture size, rate and format. The test pattern is drawn per

@@ -130,8 +130,11 @@ public final class SharedH264Encoder: Sendable {
             if let size = format.frameSize(width: width, height: height), bytes.count != size { return false }
             if bytes.isEmpty { return false }
         }
-        guard let appsrc = state.withLock({ $0.stopped ? nil : $0.appsrc }) else { return false }
+        // A reference of its own for the push: `stop` on another thread drops the encoder's.
+        guard let appsrc = state.withLock({ $0.stopped ? nil : $0.appsrc.flatMap { OpaquePointer(cgw_object_ref(UnsafeMutableRawPointer($0))) } })
+        else { return false }
         let ok = cgw_appsrc_push(appsrc, bytes.baseAddress, bytes.count, -1, -1, false)
+        cgw_object_unref(UnsafeMutableRawPointer(appsrc))
         state.withLock { s in
             s.statistics.framesIn += 1
             if !ok { s.statistics.framesDropped += 1 }
@@ -171,8 +174,8 @@ public final class SharedH264Encoder: Sendable {
 
     /// Makes the next access unit a key frame, now (no rate limit: ask `fanOut` for that).
     public func forceKeyFrame() {
-        guard let encoded = state.withLock({ $0.stopped ? nil : $0.encoded }),
-            let pad = cgw_element_get_static_pad(encoded, "src")
+        // The pad is a reference of its own, taken under the lock (`stop` drops the element's).
+        guard let pad = state.withLock({ s in s.stopped ? nil : s.encoded.flatMap { cgw_element_get_static_pad($0, "src") } })
         else { return }
         _ = cgw_pad_request_key_unit_upstream(pad)
         cgw_pad_unref(pad)

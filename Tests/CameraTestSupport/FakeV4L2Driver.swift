@@ -75,7 +75,8 @@ public final class FakeV4L2: @unchecked Sendable {
     public func setBusy(_ path: String, _ busy: Bool) { locked { camera(path)?.busy = busy } }
     public func log(_ path: String) -> [String] { locked { camera(path)?.log ?? [] } }
 
-    /// The driver table the source calls; `self` must outlive it.
+    /// The driver table the source calls. The driver holds `self`: a capture thread that outlives
+    /// its test (a bug the test reports) calls a live fake, not freed memory.
     public var driver: V4L2Driver {
         var table = cv4l2_driver()
         table.context = Unmanaged.passUnretained(self).toOpaque()
@@ -86,7 +87,7 @@ public final class FakeV4L2: @unchecked Sendable {
         table.unmap_buffer = fakeUnmap
         table.wait_readable = fakeWait
         let paths = cameras.map(\.path)
-        return V4L2Driver(table: table, listDevicePaths: { paths })
+        return V4L2Driver(table: table, listDevicePaths: { withExtendedLifetime(self) { paths } })
     }
 
     // MARK: Driver entry points (called with no lock held)
