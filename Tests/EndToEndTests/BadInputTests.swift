@@ -228,11 +228,11 @@ extension EndToEnd {
                 case .dropped:
                     let refused = await h.deviceEvents.first(after: deviceMark) { $0.isRefusal ? true : nil }
                     #expect(refused == true, "the device did not log a refusal")
-                    try await Task.sleep(for: .milliseconds(150))
+                    try await h.settle()
                     #expect(Array(h.wire.outCalls().dropFirst(outBefore)).isEmpty, "the device replied")
                 case .reply(let event, let reason):
                     let replies = await eventuallyReplies(h, after: outBefore)
-                    try await Task.sleep(for: .milliseconds(150))
+                    try await h.settle()
                     let all = Array(h.wire.outCalls().dropFirst(outBefore))
                     #expect(all.count == 1, "replies: \(all.map(\.event))")
                     let reply = try #require(replies.first)

@@ -163,17 +163,30 @@ final class CallHarness: @unchecked Sendable {
         return await device.status.phase == phase
     }
 
-    /// Sends `payload` and waits until the device has logged its refusal, then `quiet` more, and
-    /// returns the 308 messages the device published meanwhile (there should be none).
-    func repliesToDropped(_ payload: [UInt8], quiet: Duration = .milliseconds(300)) async throws -> (refused: Bool, replies: [CallMessage]) {
+    /// Sends `payload` and waits until the device has logged its refusal and has handled it to the
+    /// end (`settle`), and returns the 308 messages the device published meanwhile (there should
+    /// be none).
+    func repliesToDropped(_ payload: [UInt8]) async throws -> (refused: Bool, replies: [CallMessage]) {
         let mark = await deviceEvents.count
         let outBefore = wire.outCalls().count
         try await sendRaw(payload)
         let refused = await deviceEvents.first(after: mark, within: .seconds(3)) { e -> Bool? in
             if case .refused = e { true } else { nil }
         } ?? false
-        try await Task.sleep(for: quiet)
+        try await settle()
         return (refused, Array(wire.outCalls().dropFirst(outBefore)))
+    }
+
+    /// Proves that the moment for a reply has passed: a capability probe sent now is handled after
+    /// everything sent before it (the device takes its in topic in order), and its answer reaches
+    /// the wire tap after whatever the device published for those (one connection, in order). So
+    /// once the tap holds the answer, it holds every reply the earlier messages got. (An awake
+    /// device only: asleep, probes are dropped.)
+    func settle(within timeout: Duration = .seconds(5)) async throws {
+        let reqId = "qa-settle-\(UInt64.random(in: 0...UInt64.max))"
+        try await sendRaw(seal(AbilityQuery(curId: "qa-settle", reqId: reqId).envelope(t: WallClock.nowSeconds()).encoded()))
+        let answered = await eventually(timeout: timeout) { self.wire.answeredProbe(reqId: reqId) }
+        try #require(answered, "the device did not answer the settling probe \(reqId) within \(timeout)")
     }
 
     // MARK: Teardown
@@ -247,6 +260,16 @@ final class WireTap: Sendable {
         return collector.timedMessages(on: topic).compactMap { arrival in
             guard let opened = try? opener.openMessage(arrival.message.payload), case .call(let m) = opened.message else { return nil }
             return (m, arrival.at)
+        }
+    }
+
+    /// Whether the device's answer to the probe `reqId` has reached the tap.
+    func answeredProbe(reqId: String) -> Bool {
+        guard var opener = try? PayloadOpener(mode: security, localKey: localKey) else { return false }
+        return payloads(on: outTopic).contains { payload in
+            guard let opened = try? opener.openMessage(payload), case .abilityAnswer(let answer) = opened.message,
+                case .answer(_, let answered) = answer.kind else { return false }
+            return answered == reqId
         }
     }
 

@@ -26,11 +26,13 @@ extension EndToEnd {
                 #expect(status.session?.answeredBy == h.devId)
                 #expect(status.session?.peers == ["user-alice"])
 
+                // The tap is a subscriber of its own: it may see the answer after the app did.
+                await h.wire.waitForSent(.answer)
                 let outBefore = h.wire.outCalls().count
                 try await app.hangUp()
                 let record = try #require(await h.deviceEvents.first { $0.endedRecord })
                 #expect(record.outcome == .hungUp && record.endedBy == .remote && record.sessionId == sessionId)
-                try await Task.sleep(for: .milliseconds(300))
+                try await h.settle()
                 #expect(h.wire.outCalls().count == outBefore, "the device replied to hang_up")
                 #expect(await h.device.status.phase == .idle)
                 let appRecord = try #require(await events.first { $0.endedRecord })
@@ -47,7 +49,7 @@ extension EndToEnd {
                     if case .ringing(let s) = e { s } else { nil }
                 } == sessionId)
                 #expect(await events.first { $0.receivedEvent(.ring) } != nil)
-                try await Task.sleep(for: .milliseconds(300))
+                try await h.settle()
                 #expect(h.wire.sent(.answer).isEmpty, "answered without the operator")
                 #expect(await h.device.status.phase == .ringingIncoming)
 

@@ -56,7 +56,8 @@ extension EndToEnd {
                 #expect(await h.waitForPhase(.answered))
                 #expect(await h.device.status.session?.answeredBy == "user-alice")
                 #expect(await alice.phase == .answered)
-                try await Task.sleep(for: .milliseconds(200))
+                try await h.settle()
+                #expect(h.wire.sent(.call, to: "user-bob").isEmpty, "bob was called")
                 #expect(await bobEvents.first(within: .zero) { $0.incomingSession } == nil, "bob was called")
 
                 try await alice.hangUp()
@@ -76,7 +77,8 @@ extension EndToEnd {
                 try await bob.reject()
                 let record = try #require(await h.deviceEvents.first { $0.endedRecord })
                 #expect(record.outcome == .rejected && record.reason == .rejected && record.endedBy == .remote)
-                try await Task.sleep(for: .milliseconds(200))
+                try await h.settle()
+                #expect(h.wire.sent(.call, to: "user-alice").isEmpty, "alice was called")
                 #expect(await aliceEvents.first(within: .zero) { $0.incomingSession } == nil, "alice was called")
                 #expect(h.wire.sent(.alreadyRejected).isEmpty)
             }
@@ -150,7 +152,7 @@ extension EndToEnd {
                     await h.device.status.session?.activePeers == ["user-bob", "user-carol"]
                 }
                 #expect(left, "alice was not removed")
-                try await Task.sleep(for: .milliseconds(200))
+                try await h.settle()
                 #expect(await h.device.status.phase == .ringingOutgoing)
                 #expect(h.wire.sent(.alreadyRejected).isEmpty)
                 #expect(await l[1].app.phase == .ringingIncoming)
@@ -205,7 +207,7 @@ extension EndToEnd {
                 #expect(await eventually { await h.device.status.session?.activePeers == ["user-bob", "user-carol"] })
                 #expect(await bobEvents.first { $0.incomingSession } == sessionId)
                 #expect(await carolEvents.first { $0.incomingSession } == sessionId)
-                try await Task.sleep(for: .milliseconds(100))
+                try await h.settle()
                 #expect(h.wire.sent(.alreadyRejected).isEmpty && h.wire.sent(.cancel).isEmpty)
 
                 try await bob.reject()
@@ -248,7 +250,7 @@ extension EndToEnd {
                 let outBefore = h.wire.outCalls().count
                 try await h.send(CallMessage(event: .answer, curId: "user-alice", targetId: h.devId, sessionId: sessionId))
                 #expect(await h.deviceEvents.first(after: mark) { $0.isRefusal ? true : nil } == true)
-                try await Task.sleep(for: .milliseconds(150))
+                try await h.settle()
                 #expect(h.wire.outCalls().count == outBefore)
                 #expect(await h.device.status == before)
 

@@ -99,14 +99,15 @@ extension EndToEnd {
                 headerByte[9] ^= 0x80            // a header byte: authenticated (2.3) / CRC-covered (2.2)
                 let short = Array(good.prefix(10))
                 for bad in [lastByte, headerByte, short] {
-                    let (refused, replies) = try await h.repliesToDropped(bad, quiet: .milliseconds(100))
+                    let (refused, replies) = try await h.repliesToDropped(bad)
                     #expect(refused, "not refused")
                     #expect(replies.isEmpty, "replied to a tampered payload: \(replies.map(\.event))")
                     #expect(await h.device.status == before)
                 }
 
-                // The same payload untouched is accepted: the device rings.
-                try await h.sendRaw(good)
+                // The same call untouched is accepted: the device rings. (Sealed again: the probes
+                // that proved each drop had newer seqs, so `good` itself is a replay by now.)
+                try await h.sendRaw(h.seal(call.envelope(t: WallClock.nowSeconds()).encoded()))
                 #expect(await h.wire.waitForSent(.ring).first?.sessionId == "mallory-1")
                 #expect(await h.waitForPhase(.ringingIncoming))
             }
