@@ -111,7 +111,7 @@ extension EndToEnd {
                 } == true)
                 let record = try #require(await h.deviceEvents.first { $0.endedRecord })
                 #expect(record.outcome == .cancelled && record.endedBy == .remote)
-                try await Task.sleep(for: .milliseconds(300))
+                try await h.settle()
                 #expect(h.wire.outCalls().map(\.event) == [.ring], "the device replied to cancel")
                 #expect(await h.device.status.phase == .idle)
                 #expect(await events.first { $0.endedRecord }?.sdkError == nil)
@@ -157,7 +157,7 @@ extension EndToEnd {
                 let bobRecord = try #require(await bobEvents.first { $0.endedRecord })
                 #expect(bobRecord.outcome == .busy && bobRecord.sdkError == .peerBusy)
 
-                try await Task.sleep(for: .milliseconds(200))
+                try await h.settle()
                 #expect(await h.device.status == before, "the first call changed")
                 #expect(await alice.phase == .answered)
                 #expect(h.wire.sent(.busy).count == 1 && h.wire.sent(.busy, to: "user-alice").isEmpty)
@@ -181,7 +181,7 @@ extension EndToEnd {
                 // MQTT redelivers the call while the device rings.
                 try await app.send(call.envelope(t: WallClock.nowSeconds()), to: h.devId)
                 #expect(await h.wire.waitForSent(.ring, count: 2).count == 2)
-                try await Task.sleep(for: .milliseconds(200))
+                try await h.settle()
                 #expect(await h.device.status == ringing)
 
                 try await h.device.answer()
@@ -193,7 +193,7 @@ extension EndToEnd {
                 try await app.send(call.envelope(t: WallClock.nowSeconds()), to: h.devId)
                 let answers = await h.wire.waitForSent(.answer, count: 2)
                 #expect(answers.count == 2 && answers.allSatisfy { $0.sessionId == sessionId })
-                try await Task.sleep(for: .milliseconds(200))
+                try await h.settle()
                 #expect(await h.device.status == answered)
                 #expect(await app.phase == .answered)
                 #expect(h.wire.outCalls().map(\.event) == [.ring, .ring, .answer, .answer])
@@ -217,6 +217,7 @@ extension EndToEnd {
                 #expect(await events.first { $0.endedRecord }?.sdkError == .timeout)
                 // Past the device's own deadline: still nothing but the ring.
                 try await Task.sleep(for: .milliseconds(800))
+                try await h.settle()
                 #expect(h.wire.outCalls().map(\.event) == [.ring])
                 #expect(await h.device.status.phase == .idle)
             }

@@ -161,7 +161,7 @@ extension EndToEnd {
                 try await l[1].app.answer()
                 #expect(await l[2].events.first { $0.endedRecord }?.sdkError == .answeredByOthers)
                 #expect(await h.waitForPhase(.answered))
-                try await Task.sleep(for: .milliseconds(100))
+                try await h.settle()
                 #expect(h.wire.sent(.alreadyAnswered).map(\.targetId) == ["user-carol"], "alice had left")
             }
         }
@@ -214,7 +214,7 @@ extension EndToEnd {
                 #expect(await carolEvents.first { $0.endedRecord }?.sdkError == .rejectedByOthers)
                 let record = try #require(await h.deviceEvents.first { $0.endedRecord })
                 #expect(record.outcome == .rejected)
-                try await Task.sleep(for: .milliseconds(100))
+                try await h.settle()
                 #expect(h.wire.sent(.alreadyRejected).map(\.targetId) == ["user-carol"], "alice had left")
             }
         }

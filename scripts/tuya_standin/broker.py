@@ -32,6 +32,11 @@ _REFUSAL = re.compile(r"not authori[sz]ed|Denied|OpenSSL Error|protocol error|ba
                       re.IGNORECASE)
 
 
+class PortTaken(RuntimeError):
+    """mosquitto could not listen: the free port chosen was taken before it bound it (another
+    process on this machine, between our probe and its bind)."""
+
+
 class Broker:
     def __init__(self, directory, pki, port, standin_password, app_user, app_password, log, count=lambda code: None):
         self.directory = directory
@@ -49,6 +54,9 @@ class Broker:
         self._write_lock = threading.Lock()
         # "Reloading config." lines mosquitto logged: a reload is waited for (see reload()).
         self._reloads = 0
+        # Set once mosquitto logs "mosquitto version ... running": its listeners are bound (a
+        # connect alone could reach whoever took the port first).
+        self._running = threading.Event()
         self._uuids = []
         self._devices = {}   # devId -> password
         self._subscriptions = {}   # client id -> set of filters
@@ -139,10 +147,12 @@ class Broker:
                 "tls_version tlsv1.2",
                 "",
             ]))
+        self._running.clear()
         self.process = subprocess.Popen(
             [shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", self.conf],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace", preexec_fn=lifetime.die_with_parent)
-        threading.Thread(target=self._read_log, name="mosquitto-log", daemon=True).start()
+        self._log_thread = threading.Thread(target=self._read_log, name="mosquitto-log", daemon=True)
+        self._log_thread.start()
 
     def reload(self):
         """SIGHUP, then wait (at most 3 s) until mosquitto logs that it reloads: a device told of
@@ -180,6 +190,9 @@ class Broker:
                         self._subscribed.notify_all()
                     continue
                 current = None
+                if body.startswith("mosquitto version") and body.endswith(" running"):
+                    self._running.set()
+                    continue
                 match = _SUBSCRIBE.search(body)
                 if match:
                     current = match.group(1)
@@ -218,7 +231,15 @@ class Broker:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"mosquitto exited with {self.process.returncode} (see {self.directory}/mosquitto.log)")
+                self._log_thread.join(timeout=1)  # the log holds the reason once the reader is done
+                log_path = os.path.join(self.directory, "mosquitto.log")
+                with open(log_path, errors="replace") as f:
+                    taken = "Address already in use" in f.read()
+                kind = PortTaken if taken else RuntimeError
+                raise kind(f"mosquitto exited with {self.process.returncode} (see {log_path})")
+            if not self._running.is_set():
+                time.sleep(0.02)
+                continue
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
                 return

@@ -69,8 +69,19 @@ class Standin:
         raise RuntimeError("no free 127.x.y.z:443 found")
 
     def start(self):
-        self.broker.start()
-        self.broker.wait_until_listening()
+        # A free port is free when probed, not when mosquitto binds it: with tests running side by
+        # side, another process can take it in between. Then a new one is tried (a few times).
+        for attempt in range(5):
+            self.broker.start()
+            try:
+                self.broker.wait_until_listening()
+                break
+            except broker_module.PortTaken:
+                if attempt == 4:
+                    raise
+                self.log(f"MQTT port {self.mqtt_port} was taken before mosquitto bound it; trying another")
+                self.mqtt_port = free_port()
+                self.broker.port = self.mqtt_port
         self.rpc = rpc.RPCResponder(self)
         self.rpc.start()
         if self.turn:
